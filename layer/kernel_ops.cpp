@@ -1,0 +1,62 @@
+#include "layer/kernel_ops.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+namespace cldmabuf {
+namespace {
+
+class LibcKernel final : public KernelOps {
+public:
+    int open(const char *path, int flags) override { return ::open(path, flags | O_CLOEXEC); }
+    int close(int fd) override { return ::close(fd); }
+    int dup(int fd) override { return ::fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+    int ioctl(int fd, unsigned long request, void *arg) override { return ::ioctl(fd, request, arg); }
+    void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset) override {
+        return ::mmap(addr, len, prot, flags, fd, offset);
+    }
+    int munmap(void *addr, size_t len) override { return ::munmap(addr, len); }
+    int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms) override {
+        return ::poll(fds, nfds, timeout_ms);
+    }
+    off_t lseek(int fd, off_t offset, int whence) override { return ::lseek(fd, offset, whence); }
+    int fstatfs(int fd, struct statfs *buf) override { return ::fstatfs(fd, buf); }
+    std::vector<std::string> list_dir(const char *path) override {
+        std::vector<std::string> names;
+        DIR *dir = ::opendir(path);
+        if (!dir) return names;
+        while (struct dirent *entry = ::readdir(dir)) {
+            std::string name = entry->d_name;
+            if (name != "." && name != "..") names.push_back(std::move(name));
+        }
+        ::closedir(dir);
+        return names;
+    }
+};
+
+LibcKernel libc_kernel;
+std::atomic<KernelOps *> current{&libc_kernel};
+
+}  // namespace
+
+KernelOps &kernel() { return *current.load(std::memory_order_acquire); }
+
+void set_kernel(KernelOps *ops) {
+    current.store(ops ? ops : &libc_kernel, std::memory_order_release);
+}
+
+int kernel_ioctl_retry(int fd, unsigned long request, void *arg) {
+    int ret;
+    do {
+        ret = kernel().ioctl(fd, request, arg);
+    } while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+    return ret;
+}
+
+}  // namespace cldmabuf

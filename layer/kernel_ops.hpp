@@ -1,0 +1,45 @@
+// The one seam between the layer and the kernel.
+//
+// Every syscall the layer makes on a dma-buf, a DRM node or a sync_file goes
+// through this interface, so the same code runs on a real kernel (the default,
+// which calls libc and is therefore also what the LD_PRELOAD virtual Gen9
+// intercepts) and on in-process fakes in unit tests.  Functions follow libc
+// conventions: -1 (or MAP_FAILED) with errno set on failure.
+#pragma once
+
+#include <poll.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cldmabuf {
+
+class KernelOps {
+public:
+    virtual ~KernelOps() = default;
+    virtual int open(const char *path, int flags) = 0;
+    virtual int close(int fd) = 0;
+    virtual int dup(int fd) = 0;  // always close-on-exec
+    virtual int ioctl(int fd, unsigned long request, void *arg) = 0;
+    virtual void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset) = 0;
+    virtual int munmap(void *addr, size_t len) = 0;
+    virtual int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms) = 0;
+    virtual off_t lseek(int fd, off_t offset, int whence) = 0;
+    virtual int fstatfs(int fd, struct statfs *buf) = 0;
+    // Names in a directory (for /dev/dri discovery); empty on error.
+    virtual std::vector<std::string> list_dir(const char *path) = 0;
+};
+
+// The process-wide seam.  Defaults to the libc implementation.
+KernelOps &kernel();
+// Tests swap in a fake; pass nullptr to restore libc.  Not thread-safe
+// against concurrent layer calls: swap before use.
+void set_kernel(KernelOps *ops);
+
+// ioctl retried on EINTR/EAGAIN, as libdrm's drmIoctl does.
+int kernel_ioctl_retry(int fd, unsigned long request, void *arg);
+
+}  // namespace cldmabuf
