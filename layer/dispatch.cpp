@@ -1,0 +1,29 @@
+#include "layer/dispatch.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cldmabuf {
+namespace {
+const cl_icd_dispatch *target_dispatch = nullptr;
+cl_icd_dispatch layer_dispatch;
+}  // namespace
+
+const cl_icd_dispatch &next() { return *target_dispatch; }
+
+const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_entries) {
+    target_dispatch = target;
+    std::memset(&layer_dispatch, 0, sizeof layer_dispatch);
+    // A loader built against older headers may have fewer slots than we do;
+    // copy what it has and leave the rest NULL (it never calls them).
+    size_t slots = std::min<size_t>(num_entries, sizeof layer_dispatch / sizeof(void *));
+    std::memcpy(&layer_dispatch, target, slots * sizeof(void *));
+    install_extension_overrides(layer_dispatch);
+    install_import_overrides(layer_dispatch);
+    install_event_overrides(layer_dispatch);
+    install_map_overrides(layer_dispatch);
+    install_copy_overrides(layer_dispatch);
+    return &layer_dispatch;
+}
+
+}  // namespace cldmabuf

@@ -1,0 +1,140 @@
+// The coherency handoff.  Acquire: wait (bounded) for the dma-buf's implicit
+// fences — other devices' pending work — then DMA_BUF_IOCTL_SYNC START in the
+// object's access direction.  Release: DMA_BUF_IOCTL_SYNC END once every
+// earlier command that used the object finished.  Imports that live in a
+// device copy are refreshed from the dma-buf on acquire and written back on
+// release when the device may have written them.
+#include "layer/ext/acquire_release.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/ext/sync.hpp"
+#include "layer/host_step.hpp"
+#include "layer/log.hpp"
+#include "layer/registry.hpp"
+#include "layer/stats.hpp"
+
+namespace cldmabuf {
+namespace {
+
+using ImportList = std::vector<std::shared_ptr<Import>>;
+
+cl_int collect(cl_command_queue queue, cl_uint n, const cl_mem *mems, ImportList *out, const char *what) {
+    if ((n == 0) != (mems == nullptr)) {
+        LOG_ERROR("%s: num_mem_objects and mem_objects disagree", what);
+        return CL_INVALID_VALUE;
+    }
+    cl_context queue_context = nullptr;
+    cl_device_id queue_device = nullptr;
+    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queue_context, &queue_context, nullptr) !=
+            CL_SUCCESS ||
+        next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof queue_device, &queue_device, nullptr) !=
+            CL_SUCCESS) {
+        LOG_ERROR("%s: invalid command queue", what);
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    for (cl_uint i = 0; i < n; ++i) {
+        auto import = imports().find(mems[i]);
+        if (!import) {
+            LOG_ERROR("%s: mem_objects[%u] (%p) is not an imported external memory object", what, i,
+                      static_cast<void *>(mems[i]));
+            return CL_INVALID_MEM_OBJECT;
+        }
+        if (import->context != queue_context) {
+            LOG_ERROR("%s: mem_objects[%u] belongs to another context than the queue", what, i);
+            return CL_INVALID_CONTEXT;
+        }
+        if (std::find(import->devices.begin(), import->devices.end(), queue_device) == import->devices.end()) {
+            LOG_ERROR("%s: the queue's device is not in mem_objects[%u]'s CL_MEM_DEVICE_HANDLE_LIST_KHR", what, i);
+            return CL_INVALID_COMMAND_QUEUE;
+        }
+        if (std::find(out->begin(), out->end(), import) == out->end()) out->push_back(std::move(import));
+    }
+    return CL_SUCCESS;
+}
+
+}  // namespace
+
+cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
+                                                        const cl_mem *mem_objects, cl_uint num_events,
+                                                        const cl_event *wait_list, cl_event *event) {
+    ImportList list;
+    if (cl_int err = collect(queue, num_mem_objects, mem_objects, &list, "acquire"); err != CL_SUCCESS) return err;
+    stats().acquires += list.size();
+
+    HostStep step;
+    step.queue = queue;
+    step.num_events = num_events;
+    step.wait_list = wait_list;
+    step.type = CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR;
+    step.work = [list](cl_int prior) -> cl_int {
+        if (prior < 0) return prior;
+        for (const auto &import : list)
+            if (cl_int err = begin_cpu_access(*import, import->sync_access_flags(), "acquire"); err != CL_SUCCESS)
+                return err;
+        return CL_SUCCESS;
+    };
+    // Imports held in a device copy: refresh it from the dma-buf after the fences.
+    step.device_commands = [list, queue](cl_event gate, std::vector<cl_event> *after) -> cl_int {
+        for (const auto &import : list) {
+            if (import->strategy != ImportStrategy::copy || (import->flags & CL_MEM_HOST_NO_ACCESS)) continue;
+            cl_event done = nullptr;
+            cl_int err = next().clEnqueueWriteBuffer(queue, import->mem, CL_FALSE, 0, import->size,
+                                                     import->mapping, 1, &gate, &done);
+            if (err != CL_SUCCESS) return err;
+            stats().host_bytes_copied += import->size;
+            after->push_back(done);
+        }
+        return CL_SUCCESS;
+    };
+    return enqueue_host_step(std::move(step), event);
+}
+
+cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
+                                                        const cl_mem *mem_objects, cl_uint num_events,
+                                                        const cl_event *wait_list, cl_event *event) {
+    ImportList list;
+    if (cl_int err = collect(queue, num_mem_objects, mem_objects, &list, "release"); err != CL_SUCCESS) return err;
+    stats().releases += list.size();
+
+    // Write device copies back first, in queue order, so the SYNC END below
+    // follows them.
+    std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
+    std::vector<cl_event> readbacks;
+    for (const auto &import : list) {
+        if (import->strategy != ImportStrategy::copy || (import->flags & CL_MEM_READ_ONLY)) continue;
+        cl_event done = nullptr;
+        cl_int err = next().clEnqueueReadBuffer(queue, import->mem, CL_FALSE, 0, import->size, import->mapping,
+                                                static_cast<cl_uint>(waits.size()), waits.empty() ? nullptr : waits.data(),
+                                                &done);
+        if (err != CL_SUCCESS) {
+            for (cl_event e : readbacks) next().clReleaseEvent(e);
+            return err;
+        }
+        stats().host_bytes_copied += import->size;
+        readbacks.push_back(done);
+    }
+    waits.insert(waits.end(), readbacks.begin(), readbacks.end());
+
+    HostStep step;
+    step.queue = queue;
+    step.num_events = static_cast<cl_uint>(waits.size());
+    step.wait_list = waits.empty() ? nullptr : waits.data();
+    step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
+    step.work = [list](cl_int prior) -> cl_int {
+        cl_int result = prior < 0 ? prior : CL_SUCCESS;
+        // END even after an error: the CPU access bracket must close.
+        for (const auto &import : list) end_cpu_access(*import, import->sync_access_flags(), "release");
+        return result;
+    };
+    cl_int err = enqueue_host_step(std::move(step), event);
+    for (cl_event e : readbacks) next().clReleaseEvent(e);
+    return err;
+}
+
+}  // namespace cldmabuf

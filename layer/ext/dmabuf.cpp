@@ -1,0 +1,77 @@
+#include "layer/ext/dmabuf.hpp"
+
+#include <poll.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "layer/kernel_ops.hpp"
+
+namespace cldmabuf {
+
+std::string check_dmabuf_fd(int fd) {
+    if (fd < 0) return "fd " + std::to_string(fd) + " is negative";
+    struct statfs st {};
+    if (kernel().fstatfs(fd, &st) != 0)
+        return "fd " + std::to_string(fd) + " is not open (" + std::strerror(errno) + ")";
+    if (static_cast<long>(st.f_type) != DMA_BUF_FS_MAGIC) {
+        char magic[32];
+        std::snprintf(magic, sizeof magic, "0x%lx", static_cast<unsigned long>(st.f_type));
+        return "fd " + std::to_string(fd) + " is not a dma-buf (filesystem magic " + magic +
+               ", a dma-buf has 0x444d4142)";
+    }
+    return {};
+}
+
+int64_t dmabuf_size(int fd) {
+    off_t end = kernel().lseek(fd, 0, SEEK_END);
+    if (end < 0) return -errno;
+    kernel().lseek(fd, 0, SEEK_SET);  // dma-buf accepts only these two forms
+    return end;
+}
+
+int dmabuf_sync(int fd, uint64_t flags) {
+    struct {
+        uint64_t flags;
+    } arg{flags};
+    return kernel_ioctl_retry(fd, DMABUF_IOCTL_SYNC, &arg) == 0 ? 0 : -errno;
+}
+
+int dmabuf_wait_idle(int fd, bool for_write, int timeout_ms) {
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+    struct pollfd p {};
+    p.fd = fd;
+    p.events = for_write ? POLLOUT : POLLIN;
+    for (;;) {
+        int left = static_cast<int>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count());
+        if (left < 0) left = 0;
+        p.revents = 0;
+        int n = kernel().poll(&p, 1, left);
+        if (n > 0) {
+            if (p.revents & (POLLERR | POLLNVAL)) return -EBADF;
+            return 0;
+        }
+        if (n == 0) return -ETIME;
+        if (errno != EINTR && errno != EAGAIN) return -errno;
+    }
+}
+
+int fence_timeout_ms() {
+    static const int value = [] {
+        const char *v = std::getenv("CLDMABUF_FENCE_TIMEOUT_MS");
+        if (!v || !*v) return 1000;
+        char *end = nullptr;
+        long ms = std::strtol(v, &end, 10);
+        return (end && *end == 0 && ms >= 0 && ms < 3600 * 1000) ? static_cast<int>(ms) : 1000;
+    }();
+    return value;
+}
+
+}  // namespace cldmabuf

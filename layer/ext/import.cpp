@@ -1,0 +1,222 @@
+#include "layer/ext/import.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/ext/properties.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/stats.hpp"
+
+namespace cldmabuf {
+
+StrategyChoice strategy_choice() {
+    static const StrategyChoice choice = [] {
+        const char *v = std::getenv("CLDMABUF_IMPORT");
+        if (v && (!std::strcmp(v, "copy"))) return StrategyChoice::copy;
+        if (v && (!std::strcmp(v, "zero-copy") || !std::strcmp(v, "zerocopy")))
+            return StrategyChoice::zero_copy;
+        return StrategyChoice::automatic;
+    }();
+    return choice;
+}
+
+bool device_shares_host_memory(cl_device_id device) {
+    cl_device_type type = 0;
+    if (next().clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS &&
+        (type & CL_DEVICE_TYPE_CPU))
+        return true;
+    cl_bool unified = CL_FALSE;
+    return next().clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
+                                  nullptr) == CL_SUCCESS &&
+           unified;
+}
+
+cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
+    size_t bytes = 0;
+    cl_int err = next().clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &bytes);
+    if (err != CL_SUCCESS) return err;
+    out->resize(bytes / sizeof(cl_device_id));
+    return next().clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, out->data(), nullptr);
+}
+
+namespace {
+
+cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+    LOG_ERROR("import refused: %s", why.c_str());
+    stats().import_errors++;
+    if (errcode_ret) *errcode_ret = err;
+    return nullptr;
+}
+
+// Runs when the ICD destroys the object (after the application's own
+// destructor callbacks, which were registered later): the ICD no longer
+// touches our mapping, so unmap it and close the fd we own.
+void CL_CALLBACK on_import_destroyed(cl_mem mem, void *) {
+    std::shared_ptr<Import> import = imports().remove(mem);
+    if (!import) return;
+    {
+        std::lock_guard lock(import->backend_mutex);
+        import->backend.reset();  // GEM handle etc.
+    }
+    if (import->mapping) kernel().munmap(import->mapping, import->mapping_len);
+    kernel().close(import->fd);
+    LOG_DEBUG("import %p destroyed: unmapped %zu bytes, closed fd %d", static_cast<void *>(mem),
+              import->mapping_len, import->fd);
+}
+
+ImportStrategy pick_strategy(const std::vector<cl_device_id> &devices) {
+    switch (strategy_choice()) {
+    case StrategyChoice::copy: return ImportStrategy::copy;
+    case StrategyChoice::zero_copy: return ImportStrategy::zero_copy;
+    case StrategyChoice::automatic: break;
+    }
+    for (cl_device_id d : devices)
+        if (!device_shares_host_memory(d)) return ImportStrategy::copy;
+    return ImportStrategy::zero_copy;
+}
+
+cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
+                                                 cl_mem_flags flags, size_t size, void *host_ptr,
+                                                 cl_int *errcode_ret) {
+    if (!mentions_external_memory(properties))
+        return next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+
+    ImportProperties props;
+    std::string why;
+    if (cl_int err = parse_import_properties(properties, &props, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, why);
+
+    std::vector<cl_device_id> ctx_devices;
+    if (cl_int err = context_devices(context, &ctx_devices); err != CL_SUCCESS)
+        return fail(errcode_ret, CL_INVALID_CONTEXT, "the context is not valid");
+    for (cl_device_id d : props.devices)
+        if (std::find(ctx_devices.begin(), ctx_devices.end(), d) == ctx_devices.end())
+            return fail(errcode_ret, CL_INVALID_DEVICE,
+                        "a device in CL_MEM_DEVICE_HANDLE_LIST_KHR is not a device of the context");
+
+    if (std::string bad = check_dmabuf_fd(props.fd); !bad.empty())
+        return fail(errcode_ret, CL_INVALID_PROPERTY, bad);
+    if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
+        return fail(errcode_ret, CL_INVALID_VALUE,
+                    "CL_MEM_USE/ALLOC/COPY_HOST_PTR cannot be combined with an external memory handle");
+    if (host_ptr) return fail(errcode_ret, CL_INVALID_HOST_PTR, "host_ptr must be NULL for an import");
+    if (size == 0) return fail(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
+    const int64_t dmabuf_bytes = dmabuf_size(props.fd);
+    if (dmabuf_bytes < 0)
+        return fail(errcode_ret, CL_INVALID_PROPERTY,
+                    "cannot size dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(-dmabuf_bytes));
+    if (static_cast<uint64_t>(size) > static_cast<uint64_t>(dmabuf_bytes))
+        return fail(errcode_ret, CL_INVALID_BUFFER_SIZE,
+                    "size " + std::to_string(size) + " is larger than the dma-buf (" +
+                        std::to_string(dmabuf_bytes) + " bytes)");
+
+    auto import = std::make_shared<Import>();
+    import->context = context;
+    import->fd = props.fd;
+    import->dmabuf_size = static_cast<uint64_t>(dmabuf_bytes);
+    import->size = size;
+    import->flags = flags;
+    import->properties = std::move(props.original);
+    import->device_list_given = props.has_device_list;
+    import->devices = props.has_device_list ? props.devices : ctx_devices;
+    import->strategy = pick_strategy(import->devices);
+
+    // Map the dma-buf.  Writable when the fd allows it; a read-only fd is
+    // enough for an object the device only reads.
+    const long page = sysconf(_SC_PAGESIZE);
+    import->mapping_len = (size + page - 1) / page * page;
+    void *map = kernel().mmap(nullptr, import->mapping_len, PROT_READ | PROT_WRITE, MAP_SHARED, props.fd, 0);
+    import->mapped_writable = map != MAP_FAILED;
+    if (map == MAP_FAILED && (flags & CL_MEM_READ_ONLY))
+        map = kernel().mmap(nullptr, import->mapping_len, PROT_READ, MAP_SHARED, props.fd, 0);
+    if (map == MAP_FAILED)
+        return fail(errcode_ret, CL_INVALID_PROPERTY,
+                    "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(errno));
+    import->mapping = map;
+
+    const cl_mem_properties *icd_props = props.passthrough.empty() ? nullptr : props.passthrough.data();
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = nullptr;
+    const cl_mem_flags extra =
+        import->strategy == ImportStrategy::zero_copy ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
+    if (icd_props)
+        mem = next().clCreateBufferWithProperties(context, icd_props, flags | extra, size, map, &err);
+    else
+        mem = next().clCreateBuffer(context, flags | extra, size, map, &err);
+    if (!mem) {
+        kernel().munmap(map, import->mapping_len);
+        return fail(errcode_ret, err, "the ICD refused the buffer (error " + std::to_string(err) + ")");
+    }
+    import->mem = mem;
+    imports().add(import);
+    if (cl_int cb = next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, nullptr); cb != CL_SUCCESS) {
+        imports().remove(mem);
+        next().clReleaseMemObject(mem);
+        kernel().munmap(map, import->mapping_len);
+        return fail(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
+    }
+
+    stats().imports++;
+    if (import->strategy == ImportStrategy::zero_copy) {
+        stats().zero_copy_imports++;
+        stats().zero_copy_bytes += size;
+    } else {
+        stats().copy_imports++;
+        stats().host_bytes_copied += size;
+    }
+    LOG_INFO("imported dma-buf fd %d (%zu of %lld bytes) as %p, %s", props.fd, size,
+             static_cast<long long>(dmabuf_bytes), static_cast<void *>(mem),
+             import->strategy == ImportStrategy::zero_copy ? "zero-copy" : "device copy");
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return mem;
+}
+
+template <typename T>
+cl_int answer(const T *data, size_t bytes, size_t size, void *value, size_t *size_ret) {
+    if (value) {
+        if (size < bytes) return CL_INVALID_VALUE;
+        if (bytes) std::memcpy(value, data, bytes);
+    }
+    if (size_ret) *size_ret = bytes;
+    return CL_SUCCESS;
+}
+
+// The application sees the object as it created it: its own flags and
+// property list, and no host pointer (the mapping is the layer's business).
+cl_int CL_API_CALL get_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
+                                       size_t *size_ret) {
+    if (!imports().empty() &&
+        (name == CL_MEM_PROPERTIES || name == CL_MEM_FLAGS || name == CL_MEM_HOST_PTR)) {
+        if (auto import = imports().find(mem); import && import->mem == mem) {
+            switch (name) {
+            case CL_MEM_PROPERTIES:
+                return answer(import->properties.data(), import->properties.size() * sizeof(cl_mem_properties),
+                              size, value, size_ret);
+            case CL_MEM_FLAGS:
+                return answer(&import->flags, sizeof import->flags, size, value, size_ret);
+            case CL_MEM_HOST_PTR: {
+                void *none = nullptr;
+                return answer(&none, sizeof none, size, value, size_ret);
+            }
+            }
+        }
+    }
+    return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
+}
+
+}  // namespace
+
+void install_import_overrides(cl_icd_dispatch &table) {
+    table.clCreateBufferWithProperties = create_buffer_with_properties;
+    table.clGetMemObjectInfo = get_mem_object_info;
+}
+
+}  // namespace cldmabuf

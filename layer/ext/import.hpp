@@ -1,0 +1,21 @@
+// Import of a dma-buf fd into a cl_mem (clCreateBufferWithProperties).
+#pragma once
+
+#include "layer/cl_compat.h"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+
+// CLDMABUF_IMPORT=auto|zero-copy|copy: how imports reach the ICD.  auto picks
+// zero-copy when every device that may use the object has host-unified memory.
+enum class StrategyChoice { automatic, zero_copy, copy };
+StrategyChoice strategy_choice();
+
+// True when `device` shares memory with the host (CL_DEVICE_HOST_UNIFIED_MEMORY,
+// or a CPU device).
+bool device_shares_host_memory(cl_device_id device);
+
+// Devices of a context, through the ICD.
+cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
+
+}  // namespace cldmabuf

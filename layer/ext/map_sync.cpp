@@ -1,0 +1,135 @@
+// Host mapping of an import brackets the CPU's access with
+// DMA_BUF_IOCTL_SYNC: START (direction from the map flags) before the
+// pointer is handed out, END once it is unmapped.  Only zero-copy imports
+// need it: there the mapping *is* the dma-buf.  Everything else passes
+// straight through.
+#include <memory>
+#include <vector>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/ext/sync.hpp"
+#include "layer/host_step.hpp"
+#include "layer/log.hpp"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+namespace {
+
+uint64_t access_from_map_flags(cl_map_flags flags) {
+    uint64_t access = 0;
+    if (flags & CL_MAP_READ) access |= DMABUF_SYNC_READ;
+    if (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) access |= DMABUF_SYNC_WRITE;
+    return access ? access : DMABUF_SYNC_READ;  // flags 0 means read (spec: clEnqueueMapBuffer)
+}
+
+std::shared_ptr<Import> zero_copy_import(cl_mem mem) {
+    auto import = imports().find(mem);
+    return import && import->strategy == ImportStrategy::zero_copy ? import : nullptr;
+}
+
+// Outstanding maps of imports: the access direction to close on unmap.
+struct MapRecord {
+    std::shared_ptr<Import> import;
+    uint64_t access;
+};
+std::mutex maps_mutex;
+std::vector<std::pair<void *, MapRecord>> live_maps;
+
+void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
+                                     size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
+                                     cl_event *event, cl_int *errcode_ret) {
+    auto import = zero_copy_import(buffer);
+    if (!import)
+        return next().clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size, num_events, wait_list, event,
+                                         errcode_ret);
+
+    const uint64_t access = access_from_map_flags(flags);
+    // SYNC START runs in queue order (after earlier commands, e.g. a blitter
+    // copy into this buffer), and the map itself waits for it.
+    HostStep step;
+    step.queue = queue;
+    step.num_events = num_events;
+    step.wait_list = wait_list;
+    step.work = [import, access](cl_int prior) -> cl_int {
+        if (prior < 0) return prior;
+        return begin_cpu_access(*import, access, "map");
+    };
+    cl_event gate = nullptr;
+    cl_int err = enqueue_host_step(std::move(step), &gate);
+    if (err != CL_SUCCESS) {
+        if (errcode_ret) *errcode_ret = err;
+        return nullptr;
+    }
+    cl_event map_event = nullptr;
+    void *ptr = next().clEnqueueMapBuffer(queue, buffer, CL_FALSE, flags, offset, size, 1, &gate, &map_event,
+                                          &err);
+    next().clReleaseEvent(gate);
+    if (!ptr) {
+        if (errcode_ret) *errcode_ret = err;
+        return nullptr;
+    }
+    {
+        std::lock_guard lock(maps_mutex);
+        live_maps.push_back({ptr, MapRecord{import, access}});
+    }
+    if (blocking) {
+        err = next().clWaitForEvents(1, &map_event);
+        if (err != CL_SUCCESS) {
+            // The map failed in the queue (e.g. fence timeout): report it like a blocking call does.
+            if (event) *event = map_event; else next().clReleaseEvent(map_event);
+            if (errcode_ret) *errcode_ret = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+            return nullptr;
+        }
+    }
+    if (event) *event = map_event; else next().clReleaseEvent(map_event);
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return ptr;
+}
+
+cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, void *mapped_ptr,
+                                            cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+    MapRecord record{};
+    if (!imports().empty()) {
+        std::lock_guard lock(maps_mutex);
+        for (auto it = live_maps.begin(); it != live_maps.end(); ++it) {
+            if (it->first == mapped_ptr && it->second.import && zero_copy_import(mem) == it->second.import) {
+                record = std::move(it->second);
+                live_maps.erase(it);
+                break;
+            }
+        }
+    }
+    if (!record.import) return next().clEnqueueUnmapMemObject(queue, mem, mapped_ptr, num_events, wait_list, event);
+
+    cl_event unmapped = nullptr;
+    cl_int err = next().clEnqueueUnmapMemObject(queue, mem, mapped_ptr, num_events, wait_list, &unmapped);
+    if (err != CL_SUCCESS) {
+        std::lock_guard lock(maps_mutex);
+        live_maps.push_back({mapped_ptr, std::move(record)});
+        return err;
+    }
+    // SYNC END after the unmap; later commands wait for it.
+    HostStep step;
+    step.queue = queue;
+    step.num_events = 1;
+    step.wait_list = &unmapped;
+    auto import = record.import;
+    const uint64_t access = record.access;
+    step.work = [import, access](cl_int prior) -> cl_int {
+        cl_int err = end_cpu_access(*import, access, "unmap");
+        return prior < 0 ? prior : err;
+    };
+    err = enqueue_host_step(std::move(step), nullptr);
+    if (event) *event = unmapped; else next().clReleaseEvent(unmapped);
+    return err;
+}
+
+}  // namespace
+
+void install_map_overrides(cl_icd_dispatch &table) {
+    table.clEnqueueMapBuffer = enqueue_map_buffer;
+    table.clEnqueueUnmapMemObject = enqueue_unmap_mem_object;
+}
+
+}  // namespace cldmabuf

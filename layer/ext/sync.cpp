@@ -1,0 +1,45 @@
+#include "layer/ext/sync.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "layer/ext/dmabuf.hpp"
+#include "layer/log.hpp"
+#include "layer/stats.hpp"
+
+namespace cldmabuf {
+
+cl_int begin_cpu_access(const Import &import, uint64_t access, const char *what) {
+    // SYNC START itself waits for fences without a bound on a real kernel
+    // (dma_buf_begin_cpu_access), so wait with poll first: a fence that never
+    // signals must fail the command, not hang it.
+    stats().fence_waits++;
+    int wait = dmabuf_wait_idle(import.fd, (access & DMABUF_SYNC_WRITE) != 0, fence_timeout_ms());
+    if (wait == -ETIME) {
+        stats().fence_timeouts++;
+        LOG_ERROR("%s: dma-buf fd %d still has pending fences after %d ms (CLDMABUF_FENCE_TIMEOUT_MS)", what,
+                  import.fd, fence_timeout_ms());
+        return CL_OUT_OF_RESOURCES;
+    }
+    if (wait < 0) {
+        LOG_ERROR("%s: waiting for the fences of dma-buf fd %d failed: %s", what, import.fd, std::strerror(-wait));
+        return CL_OUT_OF_RESOURCES;
+    }
+    stats().syncs++;
+    if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err < 0) {
+        LOG_ERROR("%s: DMA_BUF_IOCTL_SYNC START on fd %d failed: %s", what, import.fd, std::strerror(-err));
+        return CL_OUT_OF_RESOURCES;
+    }
+    return CL_SUCCESS;
+}
+
+cl_int end_cpu_access(const Import &import, uint64_t access, const char *what) {
+    stats().syncs++;
+    if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_END | access); err < 0) {
+        LOG_ERROR("%s: DMA_BUF_IOCTL_SYNC END on fd %d failed: %s", what, import.fd, std::strerror(-err));
+        return CL_OUT_OF_RESOURCES;
+    }
+    return CL_SUCCESS;
+}
+
+}  // namespace cldmabuf

@@ -1,0 +1,148 @@
+// What the layer adds to platform and device queries, and the extension
+// functions it hands out.  The plain and _WITH_VERSION lists are patched the
+// same way (the CTS's extended_versioning test compares them).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/acquire_release.hpp"
+
+namespace cldmabuf {
+namespace {
+
+struct AddedExtension {
+    const char *name;
+    cl_version version;
+};
+// cl_khr_external_memory 1.0.1 and cl_khr_external_memory_dma_buf 1.0.0
+// (OpenCL-Docs xml/cl.xml revisions).
+const AddedExtension added[] = {
+    {"cl_khr_external_memory", CL_MAKE_VERSION(1, 0, 1)},
+    {"cl_khr_external_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0)},
+};
+const cl_external_memory_handle_type_khr import_types[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};
+
+cl_int answer(const void *data, size_t bytes, size_t size, void *value, size_t *size_ret) {
+    if (value) {
+        if (size < bytes) return CL_INVALID_VALUE;
+        if (bytes) std::memcpy(value, data, bytes);
+    }
+    if (size_ret) *size_ret = bytes;
+    return CL_SUCCESS;
+}
+
+bool has_word(const std::string &list, const char *word) {
+    const size_t len = std::strlen(word);
+    for (size_t pos = list.find(word); pos != std::string::npos; pos = list.find(word, pos + 1)) {
+        bool start = pos == 0 || list[pos - 1] == ' ';
+        bool end = pos + len == list.size() || list[pos + len] == ' ';
+        if (start && end) return true;
+    }
+    return false;
+}
+
+// Fetches a string/array query through `query`, then appends our entries.
+template <typename Query>
+cl_int patched_extension_string(Query query, cl_uint name, size_t size, void *value, size_t *size_ret) {
+    size_t bytes = 0;
+    cl_int err = query(name, 0, nullptr, &bytes);
+    if (err != CL_SUCCESS) return err;
+    std::string list(bytes, '\0');
+    if (bytes && (err = query(name, bytes, list.data(), nullptr)) != CL_SUCCESS) return err;
+    list.resize(std::strlen(list.c_str()));
+    for (const auto &ext : added) {
+        if (has_word(list, ext.name)) continue;
+        if (!list.empty() && list.back() != ' ') list += ' ';
+        list += ext.name;
+    }
+    return answer(list.c_str(), list.size() + 1, size, value, size_ret);
+}
+
+template <typename Query>
+cl_int patched_extension_versions(Query query, cl_uint name, size_t size, void *value, size_t *size_ret) {
+    size_t bytes = 0;
+    cl_int err = query(name, 0, nullptr, &bytes);
+    if (err != CL_SUCCESS) return err;
+    std::vector<cl_name_version> list(bytes / sizeof(cl_name_version));
+    if (bytes && (err = query(name, bytes, list.data(), nullptr)) != CL_SUCCESS) return err;
+    for (const auto &ext : added) {
+        bool present = false;
+        for (const auto &entry : list) present |= !std::strcmp(entry.name, ext.name);
+        if (present) continue;
+        cl_name_version entry{};
+        entry.version = ext.version;
+        std::strncpy(entry.name, ext.name, sizeof entry.name - 1);
+        list.push_back(entry);
+    }
+    return answer(list.data(), list.size() * sizeof(cl_name_version), size, value, size_ret);
+}
+
+cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info name, size_t size, void *value,
+                                     size_t *size_ret) {
+    auto query = [platform](cl_uint n, size_t s, void *v, size_t *r) {
+        return next().clGetPlatformInfo(platform, n, s, v, r);
+    };
+    switch (name) {
+    case CL_PLATFORM_EXTENSIONS: return patched_extension_string(query, name, size, value, size_ret);
+    case CL_PLATFORM_EXTENSIONS_WITH_VERSION: return patched_extension_versions(query, name, size, value, size_ret);
+    case CL_PLATFORM_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR: {
+        // Validate the platform through the ICD before answering for it.
+        cl_int err = next().clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, 0, nullptr, nullptr);
+        if (err != CL_SUCCESS) return err;
+        return answer(import_types, sizeof import_types, size, value, size_ret);
+    }
+    default: return next().clGetPlatformInfo(platform, name, size, value, size_ret);
+    }
+}
+
+cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, size_t size, void *value,
+                                   size_t *size_ret) {
+    auto query = [device](cl_uint n, size_t s, void *v, size_t *r) {
+        return next().clGetDeviceInfo(device, n, s, v, r);
+    };
+    switch (name) {
+    case CL_DEVICE_EXTENSIONS: return patched_extension_string(query, name, size, value, size_ret);
+    case CL_DEVICE_EXTENSIONS_WITH_VERSION: return patched_extension_versions(query, name, size, value, size_ret);
+    case CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR:
+    case CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR: {
+        cl_int err = next().clGetDeviceInfo(device, CL_DEVICE_TYPE, 0, nullptr, nullptr);
+        if (err != CL_SUCCESS) return err;
+        if (name == CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR)
+            return answer(import_types, sizeof import_types, size, value, size_ret);
+        // Images are not imported yet: no handle type assumes linear images.
+        return answer(nullptr, 0, size, value, size_ret);
+    }
+    default: return next().clGetDeviceInfo(device, name, size, value, size_ret);
+    }
+}
+
+void *our_function(const char *name) {
+    if (!name) return nullptr;
+    if (!std::strcmp(name, "clEnqueueAcquireExternalMemObjectsKHR"))
+        return reinterpret_cast<void *>(&enqueue_acquire_external_mem_objects);
+    if (!std::strcmp(name, "clEnqueueReleaseExternalMemObjectsKHR"))
+        return reinterpret_cast<void *>(&enqueue_release_external_mem_objects);
+    return nullptr;
+}
+
+void *CL_API_CALL get_extension_function_address_for_platform(cl_platform_id platform, const char *name) {
+    if (void *fn = our_function(name)) return fn;
+    return next().clGetExtensionFunctionAddressForPlatform(platform, name);
+}
+
+void *CL_API_CALL get_extension_function_address(const char *name) {
+    if (void *fn = our_function(name)) return fn;
+    return next().clGetExtensionFunctionAddress(name);
+}
+
+}  // namespace
+
+void install_extension_overrides(cl_icd_dispatch &table) {
+    table.clGetPlatformInfo = get_platform_info;
+    table.clGetDeviceInfo = get_device_info;
+    table.clGetExtensionFunctionAddressForPlatform = get_extension_function_address_for_platform;
+    table.clGetExtensionFunctionAddress = get_extension_function_address;
+}
+
+}  // namespace cldmabuf

@@ -1,0 +1,41 @@
+// A host-side step inside a command queue.
+//
+// Acquire, release, map synchronisation and blitter copies all need host work
+// (kernel fence waits, DMA_BUF_IOCTL_SYNC, execbuffer) that runs after every
+// earlier command of the queue and every event of the wait list, and before
+// every later command.  The ICD knows nothing of that work, so it is stitched
+// into the queue with standard commands:
+//
+//   marker(wait list) --callback--> worker: work() --> user event U
+//   barrier(U) <-- later commands wait here
+//
+// The barrier's event is the step's event; its CL_EVENT_COMMAND_TYPE is
+// reported as `type` by the layer.  work() returns CL_SUCCESS or a negative
+// status that becomes the user event's (and so the step's) error status.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "layer/cl_compat.h"
+
+namespace cldmabuf {
+
+struct HostStep {
+    cl_command_queue queue = nullptr;
+    cl_uint num_events = 0;
+    const cl_event *wait_list = nullptr;
+    cl_command_type type = 0;  // reported for the returned event (0: leave the ICD's)
+    // Runs on the layer's worker once the marker completed; `prior_status`
+    // is negative when an earlier command or a waited event failed.
+    std::function<cl_int(cl_int prior_status)> work;
+    // Commands the ICD runs after work() and before the barrier, e.g. the
+    // device copy of an import without shared memory.  They receive the
+    // user event to wait on and append their own events to `after`.
+    std::function<cl_int(cl_event gate, std::vector<cl_event> *after)> device_commands;
+};
+
+// Enqueues the step.  On success *event (if non-NULL) receives the step's event.
+cl_int enqueue_host_step(HostStep step, cl_event *event);
+
+}  // namespace cldmabuf

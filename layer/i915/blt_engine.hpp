@@ -1,0 +1,77 @@
+// Public facade of the Gen9 blitter path.  The layer imports dma-bufs once per
+// cl_mem (BltImport is cached on the cl_mem) and submits copies between
+// imported objects; each submission is one batch on the BCS ring and returns
+// a sync_file the caller owns.  Queue ordering and cl_event integration are
+// the caller's.  Thread-safe: one mutex per engine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "layer/i915/blit_plan.hpp"
+#include "layer/i915/gen9_probe.hpp"
+
+namespace cldmabuf::i915 {
+
+class GemDevice;
+
+struct BltImport {
+    uint32_t handle = 0;
+    uint64_t gpu_addr = 0;
+    uint64_t size = 0;
+};
+
+class BltEngine {
+public:
+    // Lazily probes once (thread-safe).  nullptr when there is no Gen9 i915
+    // render node or CLDMABUF_BLT=off.  The instance lives for the process.
+    static BltEngine *instance();
+    // Probe now through the current kernel seam (tests; instance() uses it).
+    // nullptr on failure, with the reason in *err when given.
+    static std::unique_ptr<BltEngine> create(int *err = nullptr);
+    ~BltEngine();
+
+    // PRIME_FD_TO_HANDLE + a softpin range.  size 0 = the dma-buf's size.
+    // The dma-buf fd stays the caller's.  0 or -errno.
+    int import(int dmabuf_fd, uint64_t size, BltImport *out);
+    // GEM_CLOSE (last reference) + free the address range.
+    void release(const BltImport &imp);
+
+    // Build + submit one batch.  0 and *out_fence (a sync_file fd the caller
+    // owns and closes), or -errno: -EINVAL for out-of-bounds or inexpressible
+    // requests, else the execbuffer error (-ENOMEM, -ENOSPC, -EIO, ...).
+    // A zero-sized copy still submits an empty batch so a fence is returned.
+    int submit_copy_buffer(const BltImport &src, const BltImport &dst, uint64_t src_off,
+                           uint64_t dst_off, uint64_t size, int *out_fence);
+    int submit_copy_rect(const BltImport &src, const BltImport &dst, const RectCopy &rect,
+                         int *out_fence);
+    int submit_copy_2d(const BltImport &src, const BltImport &dst, const ImageCopy &copy,
+                       int *out_fence);
+
+    // Wait for a sync_file: 1 signalled ok, 0 timeout, -errno when the fence
+    // signalled with an error (SYNC_IOC_FILE_INFO status < 0, e.g. -EIO after
+    // a GPU hang) or the fd is bad.  timeout_ms < 0 waits forever.
+    static int wait_fence(int fence_fd, int timeout_ms);
+
+    struct Stats {
+        uint64_t submits = 0, blits = 0, bytes = 0;
+    };
+    Stats stats() const;
+    const Gen9Info &device_info() const;
+    // Live imports / batch buffers (leak checks in tests).
+    size_t live_imports() const;
+    size_t batch_buffers() const;
+
+private:
+    BltEngine() = default;
+    int submit_plan(const BltImport &src, const BltImport &dst, const BlitPlan &plan,
+                    int *out_fence);
+
+    mutable std::mutex mu_;
+    std::unique_ptr<GemDevice> dev_;
+    Stats stats_;
+};
+
+}  // namespace cldmabuf::i915

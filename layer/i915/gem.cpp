@@ -1,0 +1,216 @@
+#include "layer/i915/gem.hpp"
+
+#include <drm.h>
+#include <i915_drm.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "layer/kernel_ops.hpp"
+
+namespace cldmabuf::i915 {
+namespace {
+
+uint64_t page_align(uint64_t v) { return (v + kPageSize - 1) & ~(kPageSize - 1); }
+
+int ioctl_errno(int fd, unsigned long req, void *arg) {
+    return kernel_ioctl_retry(fd, req, arg) == 0 ? 0 : -errno;
+}
+
+void gem_close(int fd, uint32_t handle) {
+    drm_gem_close c{};
+    c.handle = handle;
+    kernel_ioctl_retry(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+}  // namespace
+
+uint64_t VaAllocator::alloc(uint64_t size) {
+    size = page_align(size ? size : 1);
+    auto it = free_by_size_.lower_bound(size);
+    if (it != free_by_size_.end()) {
+        const uint64_t addr = it->second, have = it->first;
+        free_by_size_.erase(it);
+        if (have > size) free_by_size_.emplace(have - size, addr + size);
+        in_use_ += size;
+        return addr;
+    }
+    if (next_ + size > end_ || next_ + size < next_) return 0;
+    const uint64_t addr = next_;
+    next_ += size;
+    in_use_ += size;
+    return addr;
+}
+
+void VaAllocator::free(uint64_t addr, uint64_t size) {
+    size = page_align(size ? size : 1);
+    in_use_ -= size;
+    if (addr + size == next_) {
+        next_ = addr;  // give the tail back to the bump pointer
+        return;
+    }
+    free_by_size_.emplace(size, addr);
+}
+
+int GemDevice::create(const Gen9Info &info, std::unique_ptr<GemDevice> *out) {
+    std::unique_ptr<GemDevice> dev(new GemDevice());
+    dev->info_ = info;
+    dev->fd_ = info.fd;
+    drm_i915_gem_context_create cc{};
+    if (int r = ioctl_errno(dev->fd_, DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &cc); r != 0) {
+        dev->fd_ = -1;  // the caller still owns the fd on failure
+        return r;
+    }
+    dev->ctx_ = cc.ctx_id;
+    *out = std::move(dev);
+    return 0;
+}
+
+GemDevice::~GemDevice() {
+    for (auto &b : batches_) destroy_batch(*b);
+    for (auto &[handle, entry] : imports_) gem_close(fd_, handle);
+    if (fd_ >= 0) {
+        if (ctx_) {
+            drm_i915_gem_context_destroy cd{};
+            cd.ctx_id = ctx_;
+            kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
+        }
+        kernel().close(fd_);
+    }
+}
+
+int GemDevice::import_dmabuf(int dmabuf_fd, uint64_t size, uint32_t *handle, uint64_t *gpu_addr,
+                             uint64_t *size_out) {
+    if (dmabuf_fd < 0) return -EBADF;
+    const off_t real = kernel().lseek(dmabuf_fd, 0, SEEK_END);
+    if (real > 0) {
+        kernel().lseek(dmabuf_fd, 0, SEEK_SET);
+        if (size == 0) size = static_cast<uint64_t>(real);
+        if (size > static_cast<uint64_t>(real)) return -EINVAL;
+    }
+    if (size == 0) return -EINVAL;
+
+    drm_prime_handle ph{};
+    ph.fd = dmabuf_fd;
+    if (int r = ioctl_errno(fd_, DRM_IOCTL_PRIME_FD_TO_HANDLE, &ph); r != 0) return r;
+
+    auto [it, inserted] = imports_.try_emplace(ph.handle);
+    ImportEntry &e = it->second;
+    if (inserted) {
+        e.va_size = page_align(size);
+        e.gpu_addr = va_.alloc(e.va_size);
+        if (e.gpu_addr == 0) {
+            imports_.erase(it);
+            gem_close(fd_, ph.handle);
+            return -ENOSPC;
+        }
+        e.size = size;
+    } else if (size > e.va_size) {
+        // Same object seen with a bigger size than its first import: refuse
+        // rather than move a pinned range under in-flight work.
+        return -EINVAL;
+    }
+    ++e.refs;
+    *handle = ph.handle;
+    *gpu_addr = e.gpu_addr;
+    *size_out = size;
+    return 0;
+}
+
+void GemDevice::release(uint32_t handle) {
+    auto it = imports_.find(handle);
+    if (it == imports_.end()) return;
+    if (--it->second.refs > 0) return;
+    // In-flight batches keep their own reference to the object in the kernel,
+    // so closing the handle now is safe; the range is only reused by later
+    // submissions, which the kernel orders after eviction/rebind.
+    gem_close(fd_, handle);
+    va_.free(it->second.gpu_addr, it->second.va_size);
+    imports_.erase(it);
+}
+
+int GemDevice::new_batch(size_t bytes, BatchBuffer **out) {
+    size_t size = kMinBatchBytes;
+    while (size < bytes) size *= 2;
+    auto b = std::make_unique<BatchBuffer>();
+    drm_i915_gem_create gc{};
+    gc.size = size;
+    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CREATE, &gc); r != 0) return r;
+    b->handle = gc.handle;
+    b->size = gc.size;
+    drm_i915_gem_mmap_offset mo{};
+    mo.handle = b->handle;
+    // LLC parts snoop the CPU cache, so WB is coherent; BXT/GLK have no LLC.
+    mo.flags = info_.has_llc ? I915_MMAP_OFFSET_WB : I915_MMAP_OFFSET_WC;
+    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_MMAP_OFFSET, &mo); r != 0) {
+        gem_close(fd_, b->handle);
+        return r;
+    }
+    void *p = kernel().mmap(nullptr, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+                            static_cast<off_t>(mo.offset));
+    if (p == MAP_FAILED) {
+        const int r = -errno;
+        gem_close(fd_, b->handle);
+        return r;
+    }
+    b->map = static_cast<uint32_t *>(p);
+    b->gpu_addr = va_.alloc(b->size);
+    if (b->gpu_addr == 0) {
+        kernel().munmap(p, b->size);
+        gem_close(fd_, b->handle);
+        return -ENOSPC;
+    }
+    batches_.push_back(std::move(b));
+    *out = batches_.back().get();
+    return 0;
+}
+
+bool GemDevice::batch_idle(BatchBuffer *b) {
+    if (!b->in_flight) return true;
+    drm_i915_gem_busy busy{};
+    busy.handle = b->handle;
+    if (kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_BUSY, &busy) != 0) return false;
+    if (busy.busy == 0) b->in_flight = false;
+    return !b->in_flight;
+}
+
+int GemDevice::acquire_batch(size_t bytes, BatchBuffer **out) {
+    BatchBuffer *oldest = nullptr;
+    for (auto &b : batches_) {
+        if (b->size < bytes) continue;
+        if (!b->in_flight) {
+            *out = b.get();
+            return 0;
+        }
+        if (!oldest || b->seq < oldest->seq) oldest = b.get();
+    }
+    // Only ask the kernel about the oldest fitting one: submissions on one
+    // ring retire in order.
+    if (oldest && batch_idle(oldest)) {
+        *out = oldest;
+        return 0;
+    }
+    if (batches_.size() < kMaxBatches || !oldest) return new_batch(bytes, out);
+    drm_i915_gem_wait w{};
+    w.bo_handle = oldest->handle;
+    w.timeout_ns = 10ll * 1000 * 1000 * 1000;
+    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_WAIT, &w); r != 0) return r == -ETIME ? -EBUSY : r;
+    oldest->in_flight = false;
+    *out = oldest;
+    return 0;
+}
+
+void GemDevice::retire_batch(BatchBuffer *b, bool submitted) {
+    b->in_flight = submitted;
+    if (submitted) b->seq = ++seq_;
+}
+
+void GemDevice::destroy_batch(BatchBuffer &b) {
+    if (b.map) kernel().munmap(b.map, b.size);
+    gem_close(fd_, b.handle);
+    va_.free(b.gpu_addr, b.size);
+    b.map = nullptr;
+}
+
+}  // namespace cldmabuf::i915

@@ -1,0 +1,103 @@
+// Per-device i915 GEM state: the render-node fd, one GEM context, dma-buf
+// imports (refcounted per GEM handle), a softpin address allocator and a
+// pool of reusable batch buffers.  Every kernel call goes through the seam
+// (layer/kernel_ops.hpp).  Not thread-safe: BltEngine serialises access.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "layer/i915/gen9_probe.hpp"
+
+namespace cldmabuf::i915 {
+
+inline constexpr uint64_t kPageSize = 4096;
+
+// Sign-extends bit 47 (the form execbuffer wants for softpinned offsets).
+inline uint64_t canonical_address(uint64_t addr) {
+    return static_cast<uint64_t>(static_cast<int64_t>(addr << 16) >> 16);
+}
+
+// Page-aligned GPU VA ranges in [start, end), best-fit from a free list, else
+// bumped.  end defaults to 2^47 so every address is canonical as-is.
+class VaAllocator {
+public:
+    explicit VaAllocator(uint64_t start = uint64_t{1} << 20, uint64_t end = uint64_t{1} << 47)
+        : next_(start), end_(end) {}
+    // 0 when exhausted.
+    uint64_t alloc(uint64_t size);
+    void free(uint64_t addr, uint64_t size);
+    uint64_t bytes_in_use() const { return in_use_; }
+
+private:
+    uint64_t next_, end_, in_use_ = 0;
+    std::multimap<uint64_t, uint64_t> free_by_size_;  // size -> addr
+};
+
+struct BatchBuffer {
+    uint32_t handle = 0;
+    uint64_t gpu_addr = 0;
+    uint64_t size = 0;
+    uint32_t *map = nullptr;
+    bool in_flight = false;
+    uint64_t seq = 0;  // submission order, oldest retired first
+};
+
+class GemDevice {
+public:
+    // Takes ownership of info.fd.  Creates the GEM context.  0 or -errno.
+    static int create(const Gen9Info &info, std::unique_ptr<GemDevice> *out);
+    ~GemDevice();
+    GemDevice(const GemDevice &) = delete;
+    GemDevice &operator=(const GemDevice &) = delete;
+
+    int fd() const { return fd_; }
+    uint32_t context() const { return ctx_; }
+    const Gen9Info &info() const { return info_; }
+
+    // PRIME_FD_TO_HANDLE + a softpin range.  Importing the same dma-buf again
+    // yields the same handle (the kernel dedups), so the same address and a
+    // reference.  size 0 = ask the dma-buf (lseek SEEK_END).
+    int import_dmabuf(int dmabuf_fd, uint64_t size, uint32_t *handle, uint64_t *gpu_addr,
+                      uint64_t *size_out);
+    // Drops one reference; the last one GEM_CLOSEs and frees the range.
+    void release(uint32_t handle);
+
+    // A mapped batch buffer of at least `bytes`, idle.  Reuses retired ones
+    // (GEM_BUSY), creates up to kMaxBatches, then waits for the oldest.
+    int acquire_batch(size_t bytes, BatchBuffer **out);
+    // After execbuffer: mark in flight (submitted) or give back at once.
+    void retire_batch(BatchBuffer *b, bool submitted);
+
+    size_t imports() const { return imports_.size(); }
+    size_t batches() const { return batches_.size(); }
+
+    static constexpr size_t kMinBatchBytes = 16 * 1024;
+    static constexpr size_t kMaxBatches = 64;
+
+private:
+    GemDevice() = default;
+    int new_batch(size_t bytes, BatchBuffer **out);
+    bool batch_idle(BatchBuffer *b);
+    void destroy_batch(BatchBuffer &b);
+
+    struct ImportEntry {
+        uint32_t refs = 0;
+        uint64_t gpu_addr = 0;
+        uint64_t size = 0;
+        uint64_t va_size = 0;
+    };
+
+    Gen9Info info_;
+    int fd_ = -1;
+    uint32_t ctx_ = 0;
+    VaAllocator va_;
+    std::unordered_map<uint32_t, ImportEntry> imports_;
+    std::vector<std::unique_ptr<BatchBuffer>> batches_;
+    uint64_t seq_ = 0;
+};
+
+}  // namespace cldmabuf::i915

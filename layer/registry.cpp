@@ -1,0 +1,88 @@
+#include "layer/registry.hpp"
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+
+namespace cldmabuf {
+
+uint64_t Import::sync_access_flags() const {
+    if (flags & CL_MEM_READ_ONLY) return DMABUF_SYNC_READ;
+    if (flags & CL_MEM_WRITE_ONLY) return DMABUF_SYNC_WRITE;
+    return DMABUF_SYNC_READ | DMABUF_SYNC_WRITE;
+}
+
+void ImportRegistry::add(const std::shared_ptr<Import> &import) {
+    std::unique_lock lock(mutex_);
+    map_[import->mem] = import;
+    count_.store(map_.size(), std::memory_order_relaxed);
+}
+
+std::shared_ptr<Import> ImportRegistry::remove(cl_mem mem) {
+    std::unique_lock lock(mutex_);
+    auto it = map_.find(mem);
+    if (it == map_.end()) return nullptr;
+    auto import = std::move(it->second);
+    map_.erase(it);
+    count_.store(map_.size(), std::memory_order_relaxed);
+    return import;
+}
+
+std::shared_ptr<Import> ImportRegistry::find(cl_mem mem, size_t *offset) const {
+    if (empty() || !mem) return nullptr;
+    {
+        std::shared_lock lock(mutex_);
+        auto it = map_.find(mem);
+        if (it != map_.end()) {
+            if (offset) *offset = 0;
+            return it->second;
+        }
+    }
+    // A sub-buffer shares its parent's storage: resolve it through the ICD.
+    cl_mem parent = nullptr;
+    if (next().clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) !=
+            CL_SUCCESS ||
+        !parent)
+        return nullptr;
+    std::shared_lock lock(mutex_);
+    auto it = map_.find(parent);
+    if (it == map_.end()) return nullptr;
+    if (offset) {
+        size_t origin = 0;
+        next().clGetMemObjectInfo(mem, CL_MEM_OFFSET, sizeof origin, &origin, nullptr);
+        *offset = origin;
+    }
+    return it->second;
+}
+
+ImportRegistry &imports() {
+    static ImportRegistry *registry = new ImportRegistry;  // outlives ICD callbacks at exit
+    return *registry;
+}
+
+void EventTypeRegistry::add(cl_event event, cl_command_type type) {
+    std::lock_guard lock(mutex_);
+    map_[event] = type;
+    count_.store(map_.size(), std::memory_order_relaxed);
+}
+
+bool EventTypeRegistry::find(cl_event event, cl_command_type *type) const {
+    if (empty()) return false;
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(event);
+    if (it == map_.end()) return false;
+    *type = it->second;
+    return true;
+}
+
+void EventTypeRegistry::remove(cl_event event) {
+    std::lock_guard lock(mutex_);
+    map_.erase(event);
+    count_.store(map_.size(), std::memory_order_relaxed);
+}
+
+EventTypeRegistry &event_types() {
+    static EventTypeRegistry *registry = new EventTypeRegistry;
+    return *registry;
+}
+
+}  // namespace cldmabuf

@@ -1,0 +1,89 @@
+// Side tables for the objects the layer cares about.  Handles are never
+// wrapped (the ICD's cl_mem/cl_event go straight to the application, as in
+// KhronosGroup/OpenCL-Layers' object-lifetime layer); instead the layer keeps
+// what it knows about an object keyed by its handle.  Every lookup starts
+// with an atomic emptiness check so that programs that never import pay
+// one relaxed load on the calls the layer does intercept.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "layer/cl_compat.h"
+
+namespace cldmabuf {
+
+enum class ImportStrategy {
+    zero_copy,  // the ICD uses our mapping of the dma-buf in place (CL_MEM_USE_HOST_PTR)
+    copy,       // a device buffer, filled on acquire and written back on release
+};
+
+// Per-object state the i915 backend caches on an import (GEM handle, GPU
+// address); opaque here so the core does not depend on layer/i915.
+struct BackendState {
+    virtual ~BackendState() = default;
+};
+
+struct Import {
+    cl_mem mem = nullptr;
+    cl_context context = nullptr;
+    int fd = -1;                   // owned since the import succeeded; closed on destroy
+    uint64_t dmabuf_size = 0;
+    size_t size = 0;               // the cl_mem's size
+    void *mapping = nullptr;       // host mapping of the dma-buf
+    size_t mapping_len = 0;
+    bool mapped_writable = false;
+    cl_mem_flags flags = 0;        // as the application passed them
+    ImportStrategy strategy = ImportStrategy::zero_copy;
+    std::vector<cl_mem_properties> properties;  // the caller's list, for CL_MEM_PROPERTIES
+    std::vector<cl_device_id> devices;          // devices that may use it (handle list or context)
+    bool device_list_given = false;
+
+    std::mutex backend_mutex;
+    std::unique_ptr<BackendState> backend;
+
+    // CPU access direction for DMA_BUF_IOCTL_SYNC, from the object's flags.
+    uint64_t sync_access_flags() const;
+};
+
+class ImportRegistry {
+public:
+    void add(const std::shared_ptr<Import> &import);
+    std::shared_ptr<Import> remove(cl_mem mem);
+    // The import behind `mem` (or behind its parent when `mem` is a
+    // sub-buffer of an import: `offset` then receives the origin).
+    std::shared_ptr<Import> find(cl_mem mem, size_t *offset = nullptr) const;
+    bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
+    size_t size() const { return count_.load(std::memory_order_relaxed); }
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<cl_mem, std::shared_ptr<Import>> map_;
+    std::atomic<size_t> count_{0};
+};
+
+ImportRegistry &imports();
+
+// Events the layer created for its own commands report the command type the
+// spec names (e.g. CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR).
+class EventTypeRegistry {
+public:
+    void add(cl_event event, cl_command_type type);
+    bool find(cl_event event, cl_command_type *type) const;
+    void remove(cl_event event);
+    bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
+
+private:
+    mutable std::mutex mutex_;
+    std::unordered_map<cl_event, cl_command_type> map_;
+    std::atomic<size_t> count_{0};
+};
+
+EventTypeRegistry &event_types();
+
+}  // namespace cldmabuf

@@ -1,0 +1,36 @@
+// CLDMABUF_STATS=1: counters, printed as one summary at layer teardown.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace cldmabuf {
+
+struct Stats {
+    std::atomic<uint64_t> imports{0};
+    std::atomic<uint64_t> zero_copy_imports{0};
+    std::atomic<uint64_t> copy_imports{0};
+    std::atomic<uint64_t> zero_copy_bytes{0};
+    std::atomic<uint64_t> host_bytes_copied{0};
+    std::atomic<uint64_t> import_errors{0};
+    std::atomic<uint64_t> acquires{0};
+    std::atomic<uint64_t> releases{0};
+    std::atomic<uint64_t> fence_waits{0};
+    std::atomic<uint64_t> fence_timeouts{0};
+    std::atomic<uint64_t> syncs{0};
+    std::atomic<uint64_t> blt_copies{0};
+    std::atomic<uint64_t> blt_bytes{0};
+
+    // A copy the blitter did not take, by reason.
+    void count_fallback(const std::string &reason);
+    std::map<std::string, uint64_t> fallbacks() const;
+    std::string summary() const;
+};
+
+Stats &stats();
+bool stats_enabled();  // CLDMABUF_STATS set and not "0"
+void print_stats_if_enabled();
+
+}  // namespace cldmabuf
