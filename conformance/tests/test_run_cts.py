@@ -323,6 +323,13 @@ class TestSelectionAndEnvironment(RunCtsCase):
         self.assertEqual(rep["environment"]["cts_git"]["commit"], head)
         self.assertIn(head, md)
 
+    def test_cts_commit_option(self):
+        self.install("test_events", {"a": "pass"})
+        rc, rep, md = self.run_cts("--suites", "test_events",
+                                   "--cts-commit", "b8f8906c")
+        self.assertEqual(rep["environment"]["cts_git"]["commit"], "b8f8906c")
+        self.assertIn("`b8f8906c`", md)
+
 
 if __name__ == "__main__":
     unittest.main()
