@@ -344,7 +344,7 @@ TEST_CASE("random XY_SRC_COPY_BLT / XY_FAST_COPY_BLT copies match the CPU oracle
     }
     std::printf("vgen9-engine oracle: %u XY_SRC_COPY_BLT (%u with Y via BCS_SWCTRL), %u XY_FAST_COPY_BLT\n",
                 n_src, n_y_swctrl, n_fast);
-    CHECK(n_src + n_fast >= 3000);
+    if (!std::getenv("VGEN9_ITERS")) CHECK(n_src + n_fast >= 3000);
 }
 
 // ============================================================ parser rules
