@@ -1,5 +1,5 @@
 // The virtual Gen9 BCS: command parser (check_batch) and executor
-// (execute_batch).  See docs/virtual-gen9.md "## Engine" for what is and is
+// (execute_batch).  See docs/virtual-gen9-engine.md for what is and is
 // not modelled, with citations.
 //
 // Parser model: Linux i915_cmd_parser.c (read at freebsd/drm-kmod @129bf0f2,
