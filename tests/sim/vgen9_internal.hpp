@@ -1,0 +1,70 @@
+// Internal seam between the libc hooks (vgen9_hooks.cpp) and the device
+// model (vgen9_device.cpp).  Not installed, not used by the layer.
+#pragma once
+
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <cstdint>
+#include <string>
+
+namespace vgen9sim {
+
+// The real libc functions (dlsym(RTLD_NEXT)).  Sim code must only call
+// these, never the hooked names, to avoid re-entering the model.
+struct Real {
+    int (*open)(const char *, int, ...);
+    int (*openat)(int, const char *, int, ...);
+    int (*close)(int);
+    int (*ioctl)(int, unsigned long, ...);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    int (*dup)(int);
+    int (*dup2)(int, int);
+    int (*dup3)(int, int, int);
+    int (*fcntl)(int, int, ...);
+    int (*poll)(struct pollfd *, nfds_t, int);
+    int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+    off_t (*lseek)(int, off_t, int);
+    int (*fstat)(int, struct stat *);
+    int (*stat)(const char *, struct stat *);
+    int (*fstatfs)(int, struct statfs *);
+};
+Real &real();
+
+void log_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// ---- device model entry points (vgen9_device.cpp) ----
+// Is fd one of ours (device, exported dma-buf, sync_file)?  Cheap.
+bool is_tracked(int fd);
+// Open the fake render node; returns an fd or -1/errno.
+int device_open(int flags);
+// Called before the real close(fd).
+void on_close(int fd);
+// Called after a successful dup of oldfd into newfd (newfd may have been a
+// tracked fd that the dup implicitly closed: on_close(newfd) first).
+void on_dup(int oldfd, int newfd);
+// ioctl on any fd: returns true if the sim handled it (*ret = 0 or -errno).
+bool handle_ioctl(int fd, unsigned long request, void *arg, int *ret);
+// mmap on a sim fd: returns true if handled (*out = mapping or MAP_FAILED with errno).
+bool handle_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, void **out);
+void on_munmap(void *addr, size_t len);
+// lseek on an exported dma-buf: true if handled.
+bool handle_lseek(int fd, off_t off, int whence, off_t *ret);
+// fstatfs: true if handled (exported dma-bufs report DMA_BUF_MAGIC).
+bool handle_fstatfs(int fd, struct statfs *buf);
+// fstat of a device fd: true if handled (character device 226:minor).
+bool handle_fstat(int fd, struct stat *st);
+// poll/ppoll with dma-buf emulation. timeout_ns < 0 = infinite.
+int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *mask);
+bool poll_needs_sim(const struct pollfd *fds, nfds_t n);
+
+int node_minor();
+const std::string &node_path();
+
+}  // namespace vgen9sim
