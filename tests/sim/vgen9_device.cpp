@@ -573,8 +573,7 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
         if ((e.flags & EXEC_OBJECT_PINNED) &&
             e.offset != canonical(e.offset & ~(kPage - 1)))
             return reject("pinned offset not page aligned or not canonical", -EINVAL);
-        if (!(e.flags & EXEC_OBJECT_PAD_TO_SIZE) && e.pad_to_size)
-            return reject("pad_to_size without EXEC_OBJECT_PAD_TO_SIZE", -EINVAL);
+        if (!(e.flags & EXEC_OBJECT_PAD_TO_SIZE)) e.pad_to_size = 0;  // sanitised, not rejected
         if ((e.flags & EXEC_OBJECT_PAD_TO_SIZE) && (e.pad_to_size & (kPage - 1)))
             return reject("pad_to_size not page aligned", -EINVAL);
         for (uint32_t k = 0; k < i; ++k)
