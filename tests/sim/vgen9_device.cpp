@@ -1324,6 +1324,7 @@ int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *
     auto start = Clock::now();
     std::vector<struct pollfd> tmp(n);
     std::vector<int> kind(n);  // 0 pass-through, 1 own export ready, 2 waiting on sim fence
+    std::vector<FenceP> hold(n);  // keeps the substituted eventfds open during ppoll
     for (;;) {
         int ready_own = 0;
         {
@@ -1347,6 +1348,7 @@ int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *
                     auto v = o->fences(false);
                     if (!v.empty()) pend = v.back();
                 }
+                hold[i] = pend;
                 if (pend) {
                     tmp[i].fd = pend->efd;
                     tmp[i].events = POLLIN;
