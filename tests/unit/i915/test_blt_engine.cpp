@@ -248,6 +248,13 @@ TEST_CASE("engine: bounds and errors", "[i915][engine]") {
     CHECK(eng->submit_copy_2d(src, dst, ic, &fence) == 0);
     k.close(fence);
     CHECK(k.execs.size() == 1);
+    // Right edge of an exactly-sized X-tiled surface (2 tile rows of 2 tiles).
+    ic.src.pitch = 1024, ic.dst.pitch = 512;
+    ic.src.x = 128, ic.width = 128, ic.height = 16;
+    REQUIRE(eng->submit_copy_2d(src, dst, ic, &fence) == 0);
+    k.close(fence);
+    ic.height = 17;
+    CHECK(eng->submit_copy_2d(src, dst, ic, &fence) == -EINVAL);
 
     // execbuffer errors: EINTR/EAGAIN retried, others surfaced.
     k.exec_errors = {EINTR, EAGAIN, 0};
@@ -257,7 +264,7 @@ TEST_CASE("engine: bounds and errors", "[i915][engine]") {
         k.exec_errors = {e};
         CHECK(eng->submit_copy_buffer(src, dst, 0, 0, 64, &fence) == -e);
     }
-    CHECK(eng->stats().submits == 2);
+    CHECK(eng->stats().submits == 3);
     // A failed submission gives its batch back: no new batch buffer appears.
     CHECK(eng->batch_buffers() == 1);
 }
