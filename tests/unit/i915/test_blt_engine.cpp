@@ -248,12 +248,12 @@ TEST_CASE("engine: bounds and errors", "[i915][engine]") {
     CHECK(eng->submit_copy_2d(src, dst, ic, &fence) == 0);
     k.close(fence);
     CHECK(k.execs.size() == 1);
-    // Right edge of an exactly-sized X-tiled surface (2 tile rows of 2 tiles).
+    // Right edge of an exactly-sized X-tiled surface (1 tile row of 2 tiles = 8 KiB).
     ic.src.pitch = 1024, ic.dst.pitch = 512;
-    ic.src.x = 128, ic.width = 128, ic.height = 16;
+    ic.src.x = 128, ic.width = 128, ic.height = 8;
     REQUIRE(eng->submit_copy_2d(src, dst, ic, &fence) == 0);
     k.close(fence);
-    ic.height = 17;
+    ic.height = 9;
     CHECK(eng->submit_copy_2d(src, dst, ic, &fence) == -EINVAL);
 
     // execbuffer errors: EINTR/EAGAIN retried, others surfaced.
