@@ -13,7 +13,9 @@
 #include <linux/sync_file.h>
 #include <poll.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -875,6 +877,81 @@ TEST_CASE("never-signalled fence: GEM_WAIT gives -ETIME; reset completes it with
     CHECK(sync_status(fence) == -EIO);
     CHECK(wait_forever(d.fd, b.dst) == 0);
     close(fence);
+}
+
+TEST_CASE("poll on a dma-buf reports each direction separately; SYNC_IOC_MERGE", "[fence]") {
+    Fresh fresh;
+    vgen9_set_manual(1);
+    Dev d;
+    Blit b(d.fd);
+    int src_fd = prime_export(d.fd, b.src);
+    int f1 = -1, f2 = -1;
+    b.fill(31);
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &f1) == 0);
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &f2) == 0);
+    CHECK(poll1(src_fd, POLLIN | POLLOUT, 0) == POLLIN);  // only read fences on src
+    sync_merge_data m{};
+    snprintf(m.name, sizeof m.name, "merged");
+    m.fd2 = f2;
+    REQUIRE(xioctl(f1, SYNC_IOC_MERGE, &m) == 0);
+    CHECK(sync_status(m.fence) == 0);
+    struct vgen9_stats st;
+    vgen9_stats(&st);
+    CHECK(st.batches_queued == 2);
+    CHECK(vgen9_tick(1) == 1);
+    CHECK(sync_status(f1) == 1);
+    CHECK(sync_status(m.fence) == 0);  // f2 still pending
+    CHECK(vgen9_tick(5) == 1);
+    CHECK(sync_status(m.fence) == 1);
+    CHECK(poll1(src_fd, POLLIN | POLLOUT, 0) == (POLLIN | POLLOUT));
+    close(m.fence);
+    close(f1);
+    close(f2);
+    close(src_fd);
+}
+
+TEST_CASE("reset unblocks a batch waiting (FENCE_IN) on a never-signalled fence", "[fence]") {
+    Fresh fresh;
+    Dev d;
+    Blit b(d.fd);
+    b.fill(41);
+    vgen9_never_signal_next(1);
+    int f1 = -1, f2 = -1;
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &f1) == 0);
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT | I915_EXEC_FENCE_IN, &f2, f1) == 0);
+    CHECK(poll1(f2, POLLIN, 50) == 0);  // the ring is stuck behind f1
+    vgen9_reset();
+    CHECK(sync_status(f1) == -EIO);
+    CHECK(sync_status(f2) == -EIO);  // the in-fence error is inherited, the batch skipped
+    CHECK(!b.dst_matches());
+    close(f1);
+    close(f2);
+}
+
+TEST_CASE("close_range forgets the sim's fds (no stale fd -> object entries)", "[prime]") {
+    Fresh fresh;
+    Dev d;
+    uint32_t h = gem_create(d.fd, 4096);
+    int fd = prime_export(d.fd, h);
+    REQUIRE(fd > 2);
+    REQUIRE(close_range((unsigned)fd, (unsigned)fd, 0) == 0);
+    // Reuse the number for a plain file: it must behave as one.
+    int p = memfd_create("plain", 0);
+    REQUIRE(p >= 0);
+    if (p != fd) {
+        REQUIRE(dup2(p, fd) == fd);
+        close(p);
+    }
+    REQUIRE(write(fd, "abcdef", 6) == 6);
+    CHECK(lseek(fd, 0, SEEK_CUR) == 6);  // a dma-buf would refuse SEEK_CUR
+    struct statfs sf;
+    REQUIRE(fstatfs(fd, &sf) == 0);
+    CHECK((uint64_t)sf.f_type != kDmaBufMagic);
+    close(fd);
+    gem_close(d.fd, h);
+    struct vgen9_stats st;
+    vgen9_stats(&st);
+    CHECK(st.live_dmabuf_fds == 0);
 }
 
 // ====================================================================== race

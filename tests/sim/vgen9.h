@@ -5,7 +5,9 @@
  * The layer never links it.  Tests call these functions either by linking
  * libvgen9.so or through dlsym(RTLD_DEFAULT, "vgen9_...").
  *
- * Environment equivalents (read once at load time, restored by vgen9_reset):
+ * Environment equivalents, read once at load time.  vgen9_reset() restores
+ * LOG, DELAY_MS and MANUAL; HANG_NEXT, NEVER_SIGNAL_NEXT and FAIL_IOCTL are
+ * one-shot (they apply from load time until consumed or reset):
  *   CLDMABUF_SIM_LOG=1               one stderr line per event
  *   CLDMABUF_SIM_DELAY_MS=<ms>       each batch completes <ms> after submission
  *   CLDMABUF_SIM_MANUAL=1            batches complete only on vgen9_tick()
@@ -60,8 +62,9 @@ unsigned vgen9_tick(unsigned n);
 /* Block until the queue is empty (never-signal fences excluded); returns 0,
  * or -1 when manual mode holds work back. */
 int vgen9_drain(void);
-/* Back to the load-time configuration: clears fault injection, completes
- * never-signalled fences with -EIO, drains the queue, zeroes batch counters. */
+/* Back to the load-time LOG/DELAY/MANUAL configuration: clears all fault
+ * injection, completes never-signalled fences with -EIO (a GPU reset), drains
+ * the queue, zeroes the batch counters. */
 void vgen9_reset(void);
 void vgen9_stats(struct vgen9_stats *out);
 /* Toggle event logging at run time. */

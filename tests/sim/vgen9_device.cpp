@@ -361,11 +361,27 @@ void wait_foreign(int fd, short ev) {
 }
 
 void run_job(State &s, Job &j) {
-    if (j.in_fence) j.in_fence->wait_until(nullptr);
+    int in_err = 0;
+    if (j.in_fence) {
+        j.in_fence->wait_until(nullptr);
+        in_err = std::min(0, j.in_fence->get());
+    }
     if (j.in_fence_fd >= 0) {
         wait_foreign(j.in_fence_fd, POLLIN);
+        struct sync_file_info info;
+        memset(&info, 0, sizeof info);
+        if (real().ioctl(j.in_fence_fd, SYNC_IOC_FILE_INFO, &info) == 0 && info.status < 0)
+            in_err = info.status;
         real().close(j.in_fence_fd);
         j.in_fence_fd = -1;
+    }
+    if (in_err && !j.never) {
+        // An in-fence error is inherited by the request, whose payload is then
+        // skipped ([K] i915_sw_fence.c:418-423, i915_request.c:650-651, 787-797).
+        log_event("batch seqno %llu: FENCE_IN completed with %d, batch skipped",
+                  (unsigned long long)j.fence->seqno, in_err);
+        j.fence->signal(in_err);
+        return;
     }
     for (auto &[o, ev] : j.foreign_waits) wait_foreign(o->foreign_fd, ev);
     if (j.never) {
@@ -859,11 +875,16 @@ int device_ioctl(State &s, std::unique_lock<std::mutex> &l, FileP fp, unsigned l
         int64_t start = now_ns();
         l.unlock();
         int r;
-        if (w->timeout_ns < 0) {
-            r = do_wait_fences(fs, nullptr);
-        } else {
-            auto dl = Clock::now() + std::chrono::nanoseconds(w->timeout_ns);
-            r = do_wait_fences(fs, &dl);
+        auto dl = Clock::now() + std::chrono::nanoseconds(std::max<int64_t>(w->timeout_ns, 0));
+        r = do_wait_fences(fs, w->timeout_ns < 0 ? nullptr : &dl);
+        if (r == 0 && o->foreign) {  // then the kernel's fences on a real dma-buf
+            int ms = -1;
+            if (w->timeout_ns >= 0)
+                ms = (int)std::max<int64_t>(
+                        0, std::chrono::duration_cast<std::chrono::milliseconds>(dl - Clock::now())
+                                   .count());
+            struct pollfd pf = {o->foreign_fd, POLLOUT, 0};
+            if (real().poll(&pf, 1, ms) == 0) r = -ETIME;
         }
         l.lock();
         if (w->timeout_ns > 0) {  // [K] i915_gem_wait_ioctl: report the remaining time
@@ -1176,6 +1197,23 @@ void on_close(int fd) {
     // f/o/fe released here, outside the lock (may destroy objects).
 }
 
+void on_close_range(unsigned first, unsigned last) {
+    State &s = S();
+    std::vector<int> fds;
+    {
+        std::lock_guard<std::mutex> l(s.mu);
+        auto collect = [&](auto &m) {
+            for (auto it = m.lower_bound((int)std::min<unsigned>(first, INT32_MAX));
+                 it != m.end() && (unsigned)it->first <= last; ++it)
+                fds.push_back(it->first);
+        };
+        collect(s.dev_fds);
+        collect(s.dmabuf_fds);
+        collect(s.sync_fds);
+    }
+    for (int fd : fds) on_close(fd);
+}
+
 void on_dup(int oldfd, int newfd) {
     State &s = S();
     std::lock_guard<std::mutex> l(s.mu);
@@ -1325,6 +1363,7 @@ int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *
     std::vector<struct pollfd> tmp(n);
     std::vector<int> kind(n);  // 0 pass-through, 1 own export ready, 2 waiting on sim fence
     std::vector<FenceP> hold(n);  // keeps the substituted eventfds open during ppoll
+    std::vector<short> ready_ev(n);
     for (;;) {
         int ready_own = 0;
         {
@@ -1340,15 +1379,16 @@ int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *
                     o = foreign_by_fd(s, fds[i].fd);
                 if (!o) continue;
                 short ev = fds[i].events & (POLLIN | POLLOUT);
+                auto wf = o->fences(false);  // write fence (POLLIN)
+                auto af = o->fences(true);   // all fences (POLLOUT)
+                short ready = 0;
+                if ((ev & POLLIN) && wf.empty()) ready |= POLLIN;
+                if ((ev & POLLOUT) && af.empty()) ready |= POLLOUT;
                 FenceP pend;
-                if (ev & POLLOUT) {
-                    auto v = o->fences(true);
-                    if (!v.empty()) pend = v.back();
-                } else if (ev & POLLIN) {
-                    auto v = o->fences(false);
-                    if (!v.empty()) pend = v.back();
-                }
+                if (o->foreign ? ready != ev : !ready && ev)
+                    pend = ((ev & POLLIN) && !(ready & POLLIN)) ? wf.back() : af.back();
                 hold[i] = pend;
+                ready_ev[i] = ready;
                 if (pend) {
                     tmp[i].fd = pend->efd;
                     tmp[i].events = POLLIN;
@@ -1356,7 +1396,7 @@ int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *
                 } else if (!o->foreign) {
                     tmp[i].fd = -1;
                     kind[i] = 1;
-                    ++ready_own;
+                    if (ready) ++ready_own;
                 }
             }
         }
@@ -1378,7 +1418,7 @@ int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *
             if (kind[i] == 0) {
                 fds[i].revents = tmp[i].revents;
             } else if (kind[i] == 1) {
-                fds[i].revents = fds[i].events & (POLLIN | POLLOUT);
+                fds[i].revents = ready_ev[i];
             } else if (tmp[i].revents) {
                 sim_woke = true;  // a fence completed: re-evaluate
             }
@@ -1459,11 +1499,10 @@ __attribute__((visibility("default"))) int vgen9_drain(void) {
 
 __attribute__((visibility("default"))) void vgen9_reset(void) {
     State &s = S();
-    std::vector<FenceP> nev;
     {
         std::lock_guard<std::mutex> l(s.mu);
         std::lock_guard<std::mutex> q(s.qmu);
-        s.cfg.fails = s.env_cfg.fails;
+        s.cfg.fails.clear();
         s.cfg.hang_next = 0;
         s.cfg.never_next = 0;
         s.cfg.manual = false;
@@ -1471,17 +1510,28 @@ __attribute__((visibility("default"))) void vgen9_reset(void) {
         for (auto &j : s.queue) j.ready_at = Clock::now();
         s.qcv.notify_all();
     }
-    vgen9_drain();
+    // Drain, completing never-signalled fences with -EIO as a GPU reset
+    // would (a queued batch may wait on one through FENCE_IN).
+    for (;;) {
+        std::vector<FenceP> nev;
+        {
+            std::lock_guard<std::mutex> l(s.mu);
+            nev.swap(s.never_fences);
+        }
+        for (auto &f : nev) f->signal(-EIO);
+        std::unique_lock<std::mutex> q(s.qmu);
+        if (s.queue.empty() && !s.executing) break;
+        s.donecv.wait_for(q, std::chrono::milliseconds(5));
+    }
     {
         std::lock_guard<std::mutex> l(s.mu);
-        nev.swap(s.never_fences);
         std::lock_guard<std::mutex> q(s.qmu);
         s.cfg = s.env_cfg;
-        s.cfg.hang_next = s.cfg.never_next = 0;
+        s.cfg.hang_next = s.cfg.never_next = 0;  // one-shot: consumed at load time
         s.cfg.fails.clear();
+        s.credits = 0;
         s.qcv.notify_all();
     }
-    for (auto &f : nev) f->signal(-EIO);  // a reset completes lost work with -EIO
     g_stats.submitted = g_stats.executed = g_stats.hung = g_stats.rejected = 0;
     g_log = s.env_cfg.log;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -415,6 +417,18 @@ EXPORT int __openat64_2(int dirfd, const char *path, int flags) {
 EXPORT int close(int fd) {
     if (fd >= 0 && is_tracked(fd)) on_close(fd);
     return real().close(fd);
+}
+
+EXPORT int close_range(unsigned int first, unsigned int last, int flags) noexcept {
+    static auto f = next_sym<int (*)(unsigned int, unsigned int, int)>("close_range");
+    int r = f(first, last, flags);
+    if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) on_close_range(first, last);
+    return r;
+}
+EXPORT void closefrom(int lowfd) noexcept {
+    on_close_range((unsigned)std::max(lowfd, 0), ~0u);
+    static auto f = next_sym<void (*)(int)>("closefrom");
+    f(lowfd);
 }
 
 EXPORT int ioctl(int fd, unsigned long request, ...) noexcept {

@@ -46,6 +46,8 @@ bool is_tracked(int fd);
 int device_open(int flags);
 // Called before the real close(fd).
 void on_close(int fd);
+// close_range()/closefrom(): forget every tracked fd in [first, last].
+void on_close_range(unsigned first, unsigned last);
 // Called after a successful dup of oldfd into newfd (newfd may have been a
 // tracked fd that the dup implicitly closed: on_close(newfd) first).
 void on_dup(int oldfd, int newfd);
