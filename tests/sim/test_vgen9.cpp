@@ -965,7 +965,7 @@ TEST_CASE("race: reading without sync sees stale data; with sync never", "[race]
         unsigned delay;
         bool manual;
     };
-    const Mode modes[] = {{"immediate", 0, false}, {"delay 1ms", 1, false}, {"manual", 0, true}};
+    const Mode modes[] = {{"immediate", 0, false}, {"delay 5ms", 5, false}, {"manual", 0, true}};
     for (const Mode &m : modes) {
         vgen9_set_delay_ms(m.delay);
         vgen9_set_manual(m.manual);
@@ -1002,7 +1002,10 @@ TEST_CASE("race: reading without sync sees stale data; with sync never", "[race]
                m.name, stale, stale_sync, stale_wait);
         CHECK(stale_sync == 0);
         CHECK(stale_wait == 0);
-        if (m.manual || m.delay) CHECK(stale == 100);
+        // Manual mode is deterministic.  Delay mode depends on the reader not
+        // being descheduled for longer than the delay, so only a majority is required.
+        if (m.manual) CHECK(stale == 100);
+        if (m.delay) CHECK(stale > 50);
     }
     vgen9_set_delay_ms(0);
     vgen9_set_manual(0);
