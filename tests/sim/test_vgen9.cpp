@@ -954,6 +954,46 @@ TEST_CASE("close_range forgets the sim's fds (no stale fd -> object entries)", "
     CHECK(st.live_dmabuf_fds == 0);
 }
 
+TEST_CASE("CLDMABUF_SIM_LOG lines: rejected execbuffer rule and scratch-page access", "[log]") {
+    Fresh fresh;
+    Dev d;
+    Blit b(d.fd);
+    b.fill(51);
+    // Capture stderr in a memfd.
+    fflush(stderr);
+    int cap = memfd_create("stderr-capture", MFD_CLOEXEC);
+    int saved = dup(2);
+    REQUIRE(dup2(cap, 2) == 2);
+    vgen9_set_log(1);
+    drm_i915_gem_exec_object2 o[3];
+    b.objects(o);
+    o[2].flags |= EXEC_OBJECT_WRITE;
+    auto eb = Blit::eb_for(o, 3);
+    int rej = xioctl(d.fd, DRM_IOCTL_I915_GEM_EXECBUFFER2, &eb);
+    // A destination outside every bound object: the scratch page (writes dropped).
+    auto bad = copy_batch(0x40000000, kSrcAddr, b.w, b.h, b.pitch);
+    memcpy(b.batchp, bad.data(), bad.size() * 4);
+    int fence = -1;
+    int ok = b.exec(I915_EXEC_FENCE_OUT, &fence);
+    if (ok == 0) wait_forever(d.fd, b.src);
+    vgen9_set_log(0);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    std::string log(16384, '\0');
+    ssize_t n = pread(cap, log.data(), log.size(), 0);
+    close(cap);
+    log.resize(n > 0 ? (size_t)n : 0);
+    CHECK(rej == -EINVAL);
+    REQUIRE(ok == 0);
+    CHECK(sync_status(fence) == 1);  // a scratch access is not a hang
+    close(fence);
+    CHECK(log.find("execbuffer rejected (Invalid argument): batch object flagged EXEC_OBJECT_WRITE") !=
+          std::string::npos);
+    CHECK(log.find("scratch") != std::string::npos);
+    CHECK(memcmp(b.dstp, std::vector<uint8_t>(b.size, 0).data(), b.size) == 0);
+}
+
 // ====================================================================== race
 TEST_CASE("race: reading without sync sees stale data; with sync never", "[race]") {
     Fresh fresh;

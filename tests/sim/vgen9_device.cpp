@@ -399,7 +399,9 @@ void run_job(State &s, Job &j) {
         return;
     }
     SimAS as(j.bindings);
-    vgen9::LogFn lf = [](const std::string &m) { log_event("engine: %s", m.c_str()); };
+    vgen9::LogFn lf = [](const std::string &m) {
+        log_event("engine: %s", m.c_str() + (m.rfind("vgen9: ", 0) == 0 ? 7 : 0));
+    };
     int r = vgen9::execute_batch(j.batch.data(), j.batch.size() * 4, as, s.bcs, lf);
     ++g_stats.executed;
     if (r == -EIO) {
