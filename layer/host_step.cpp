@@ -12,7 +12,12 @@ struct PendingStep {
     std::function<cl_int(cl_int)> work;
     cl_event marker = nullptr;
     cl_event gate = nullptr;
+    std::vector<cl_mem> keep_alive;
 };
+
+void release_all(const std::vector<cl_mem> &mems) {
+    for (cl_mem m : mems) next().clReleaseMemObject(m);
+}
 
 void CL_CALLBACK on_marker_complete(cl_event, cl_int status, void *user_data) {
     auto *pending = static_cast<PendingStep *>(user_data);
@@ -22,6 +27,7 @@ void CL_CALLBACK on_marker_complete(cl_event, cl_int status, void *user_data) {
         next().clSetUserEventStatus(pending->gate, result == CL_SUCCESS ? CL_COMPLETE : result);
         next().clReleaseEvent(pending->gate);
         next().clReleaseEvent(pending->marker);
+        release_all(pending->keep_alive);
         delete pending;
     });
 }
@@ -67,13 +73,15 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         return err;
     }
 
-    auto *pending = new PendingStep{std::move(step.work), marker, gate};
+    for (cl_mem m : step.keep_alive) next().clRetainMemObject(m);
+    auto *pending = new PendingStep{std::move(step.work), marker, gate, std::move(step.keep_alive)};
     err = next().clSetEventCallback(marker, CL_COMPLETE, on_marker_complete, pending);
     if (err != CL_SUCCESS) {
         next().clSetUserEventStatus(gate, err);
         next().clReleaseEvent(gate);
         next().clReleaseEvent(marker);
         next().clReleaseEvent(barrier);
+        release_all(pending->keep_alive);
         delete pending;
         return err;
     }

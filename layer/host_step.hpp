@@ -33,6 +33,10 @@ struct HostStep {
     // device copy of an import without shared memory.  They receive the
     // user event to wait on and append their own events to `after`.
     std::function<cl_int(cl_event gate, std::vector<cl_event> *after)> device_commands;
+    // Memory objects the work touches: retained until it finished, so that an
+    // application releasing them right after enqueueing cannot pull the
+    // dma-buf (and its fd) away from under the worker.
+    std::vector<cl_mem> keep_alive;
 };
 
 // Enqueues the step.  On success *event (if non-NULL) receives the step's event.

@@ -72,6 +72,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     step.num_events = num_events;
     step.wait_list = wait_list;
     step.type = CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR;
+    for (const auto &import : list) step.keep_alive.push_back(import->mem);
     step.work = [list](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
         for (const auto &import : list)
@@ -126,6 +127,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     step.num_events = static_cast<cl_uint>(waits.size());
     step.wait_list = waits.empty() ? nullptr : waits.data();
     step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
+    for (const auto &import : list) step.keep_alive.push_back(import->mem);
     step.work = [list](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
         // END even after an error: the CPU access bracket must close.

@@ -51,6 +51,7 @@ void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_b
     step.queue = queue;
     step.num_events = num_events;
     step.wait_list = wait_list;
+    step.keep_alive = {import->mem};
     step.work = [import, access](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
         return begin_cpu_access(*import, access, "map");
@@ -116,6 +117,7 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
     step.wait_list = &unmapped;
     auto import = record.import;
     const uint64_t access = record.access;
+    step.keep_alive = {import->mem};
     step.work = [import, access](cl_int prior) -> cl_int {
         cl_int err = end_cpu_access(*import, access, "unmap");
         return prior < 0 ? prior : err;

@@ -1,0 +1,121 @@
+#include "cl_fixture.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace e2e {
+
+std::string platform_string(cl_platform_id p, cl_platform_info what) {
+    size_t n = 0;
+    clGetPlatformInfo(p, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetPlatformInfo(p, what, n, s.data(), nullptr);
+    if (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
+}
+
+std::string device_string(cl_device_id d, cl_device_info what) {
+    size_t n = 0;
+    clGetDeviceInfo(d, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetDeviceInfo(d, what, n, s.data(), nullptr);
+    if (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
+}
+
+std::vector<std::string> split_words(const std::string &s) {
+    std::istringstream in(s);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    return words;
+}
+
+bool layer_enabled() {
+    const char *v = std::getenv("OPENCL_LAYERS");
+    return v && *v;
+}
+
+ClEnv::ClEnv() {
+    cl_uint n = 0;
+    if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0) throw std::runtime_error("no OpenCL platform");
+    std::vector<cl_platform_id> platforms(n);
+    clGetPlatformIDs(n, platforms.data(), nullptr);
+    const char *want = std::getenv("CLDMABUF_TEST_PLATFORM");
+    for (cl_platform_id p : platforms) {
+        std::string name = platform_string(p, CL_PLATFORM_NAME);
+        if (want && *want && name.find(want) == std::string::npos) continue;
+        cl_device_id d = nullptr;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, nullptr) != CL_SUCCESS) continue;
+        platform = p;
+        device = d;
+        platform_name = name;
+        break;
+    }
+    if (!platform) throw std::runtime_error("no OpenCL platform matches CLDMABUF_TEST_PLATFORM");
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_int err = CL_SUCCESS;
+    context = clCreateContext(props, 1, &device, nullptr, nullptr, &err);
+    if (!context) throw std::runtime_error("clCreateContext failed: " + std::to_string(err));
+    queue = make_queue();
+    acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueAcquireExternalMemObjectsKHR"));
+    release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueReleaseExternalMemObjectsKHR"));
+}
+
+ClEnv::~ClEnv() {
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
+}
+
+cl_command_queue ClEnv::make_queue(cl_command_queue_properties props) const {
+    cl_queue_properties qp[] = {CL_QUEUE_PROPERTIES, props, 0};
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = clCreateCommandQueueWithProperties(context, device, props ? qp : nullptr, &err);
+    if (!q) throw std::runtime_error("clCreateCommandQueueWithProperties failed: " + std::to_string(err));
+    return q;
+}
+
+cl_kernel ClEnv::build_kernel(const char *source, const char *name) const {
+    cl_int err = CL_SUCCESS;
+    cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
+    if (!program) throw std::runtime_error("clCreateProgramWithSource failed");
+    err = clBuildProgram(program, 1, &device, nullptr, nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+        size_t n = 0;
+        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+        std::string log(n, '\0');
+        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+        clReleaseProgram(program);
+        throw std::runtime_error("build failed: " + log);
+    }
+    cl_kernel kernel = clCreateKernel(program, name, &err);
+    clReleaseProgram(program);  // the kernel keeps it alive
+    if (!kernel) throw std::runtime_error("clCreateKernel failed");
+    return kernel;
+}
+
+int count_open_fds() {
+    int n = 0;
+    DIR *dir = opendir("/proc/self/fd");
+    while (dirent *e = readdir(dir)) n += e->d_name[0] != '.';
+    closedir(dir);
+    return n - 1;  // the directory's own fd
+}
+
+int count_mappings() {
+    std::ifstream maps("/proc/self/maps");
+    int n = 0;
+    for (std::string line; std::getline(maps, line);) ++n;
+    return n;
+}
+
+bool fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+}  // namespace e2e

@@ -1,0 +1,47 @@
+// OpenCL set-up shared by the end-to-end tests: the real ICD loader, the
+// layer enabled through OPENCL_LAYERS by the test runner, one platform.
+#pragma once
+
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include <string>
+#include <vector>
+
+#include "layer/cl_compat.h"
+
+namespace e2e {
+
+struct ClEnv {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    std::string platform_name;
+    clEnqueueAcquireExternalMemObjectsKHR_fn acquire = nullptr;
+    clEnqueueReleaseExternalMemObjectsKHR_fn release = nullptr;
+
+    ClEnv();  // CLDMABUF_TEST_PLATFORM picks a platform by substring of its name
+    ~ClEnv();
+    ClEnv(const ClEnv &) = delete;
+    ClEnv &operator=(const ClEnv &) = delete;
+
+    cl_command_queue make_queue(cl_command_queue_properties props = 0) const;
+    cl_kernel build_kernel(const char *source, const char *name) const;
+};
+
+// The layer must be enabled for these tests; say so loudly otherwise.
+bool layer_enabled();
+
+std::string platform_string(cl_platform_id p, cl_platform_info what);
+std::string device_string(cl_device_id d, cl_device_info what);
+std::vector<std::string> split_words(const std::string &s);
+
+// Open fds of this process and mappings in /proc/self/maps.
+int count_open_fds();
+int count_mappings();
+bool fd_is_open(int fd);
+
+}  // namespace e2e

@@ -1,0 +1,52 @@
+// Any number of threads may import, acquire and release at once.
+#include <catch2/catch_test_macros.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "cl_fixture.hpp"
+#include "test_dmabufs.hpp"
+
+using namespace e2e;
+
+TEST_CASE("concurrent import, acquire, release and destroy from several threads") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    const int fds_before = count_open_fds();
+    constexpr int threads = 4, rounds = 40;
+    std::atomic<int> failures{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            cl_command_queue q = env.make_queue();
+            for (int r = 0; r < rounds; ++r) {
+                Dmabuf buf = make_dmabuf(4096 * (1 + (r + t) % 8));
+                const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                                   static_cast<cl_mem_properties>(buf.fd), 0};
+                cl_int err = CL_SUCCESS;
+                cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, buf.size, nullptr, &err);
+                if (err != CL_SUCCESS) {
+                    failures++;
+                    continue;
+                }
+                buf.release_fd();
+                const uint32_t value = t * 1000 + r;
+                if (env.acquire(q, 1, &mem, 0, nullptr, nullptr) != CL_SUCCESS) failures++;
+                if (clEnqueueFillBuffer(q, mem, &value, sizeof value, 0, 4096, 0, nullptr, nullptr) != CL_SUCCESS)
+                    failures++;
+                if (env.release(q, 1, &mem, 0, nullptr, nullptr) != CL_SUCCESS) failures++;
+                uint32_t back = 0;
+                if (clEnqueueReadBuffer(q, mem, CL_TRUE, 4092, 4, &back, 0, nullptr, nullptr) != CL_SUCCESS ||
+                    back != value)
+                    failures++;
+                clReleaseMemObject(mem);
+            }
+            clFinish(q);
+            clReleaseCommandQueue(q);
+        });
+    }
+    for (auto &th : pool) th.join();
+    CHECK(failures == 0);
+    CHECK(count_open_fds() == fds_before);
+}
