@@ -195,7 +195,23 @@ cl_int CL_API_CALL get_mem_object_info(cl_mem mem, cl_mem_info name, size_t size
                                        size_t *size_ret) {
     if (!imports().empty() &&
         (name == CL_MEM_PROPERTIES || name == CL_MEM_FLAGS || name == CL_MEM_HOST_PTR)) {
-        if (auto import = imports().find(mem); import && import->mem == mem) {
+        auto import = imports().find(mem);
+        if (import && import->mem != mem) {
+            // A sub-buffer of an import: the ICD answers, minus the host
+            // pointer it inherited from the layer's mapping.
+            if (name == CL_MEM_HOST_PTR) {
+                void *none = nullptr;
+                return answer(&none, sizeof none, size, value, size_ret);
+            }
+            if (name == CL_MEM_FLAGS) {
+                cl_mem_flags flags = 0;
+                cl_int err = next().clGetMemObjectInfo(mem, name, sizeof flags, &flags, nullptr);
+                if (err != CL_SUCCESS) return err;
+                flags &= ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+                return answer(&flags, sizeof flags, size, value, size_ret);
+            }
+        }
+        if (import && import->mem == mem) {
             switch (name) {
             case CL_MEM_PROPERTIES:
                 return answer(import->properties.data(), import->properties.size() * sizeof(cl_mem_properties),

@@ -256,6 +256,13 @@ TEST_CASE("releasing the last reference closes the fd and unmaps; destructor cal
     REQUIRE(err == CL_SUCCESS);
     REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
     CHECK(fd_is_open(fd));  // the sub-buffer still holds the parent
+    // The sub-buffer does not show the layer's mapping either.
+    void *host = reinterpret_cast<void *>(1);
+    REQUIRE(clGetMemObjectInfo(sub, CL_MEM_HOST_PTR, sizeof host, &host, nullptr) == CL_SUCCESS);
+    CHECK(host == nullptr);
+    cl_mem_flags sub_flags = 0;
+    REQUIRE(clGetMemObjectInfo(sub, CL_MEM_FLAGS, sizeof sub_flags, &sub_flags, nullptr) == CL_SUCCESS);
+    CHECK((sub_flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) == 0);
     // A sub-buffer of an import can be acquired and released like its parent.
     REQUIRE(env.acquire(env.queue, 1, &sub, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(env.release(env.queue, 1, &sub, 0, nullptr, nullptr) == CL_SUCCESS);
