@@ -1,0 +1,149 @@
+// bench-passthrough: per-call cost of OpenCL calls the layer does not change,
+// measured by the program itself.  Run it with and without OPENCL_LAYERS
+// (bench/run-benchmarks alternates both and compares medians).
+//
+//   bench-passthrough [--calls N] [--reps R] [--only NAME] [--callgrind]
+//
+// Calls:
+//   set_kernel_arg       clSetKernelArg (not overridden by the layer)
+//   retain_release_mem   clRetainMemObject + clReleaseMemObject (not overridden)
+//   get_kernel_info      clGetKernelInfo(CL_KERNEL_NUM_ARGS) (not overridden)
+//   get_mem_info_size    clGetMemObjectInfo(CL_MEM_SIZE) on a plain buffer
+//                        (overridden: the layer looks, then passes through)
+//   get_device_type      clGetDeviceInfo(CL_DEVICE_TYPE) (overridden, passes through)
+//
+// Output: one line per call, "PT <name> <ns/call median> <min> <reps>".
+// --callgrind: run each loop once between CALLGRIND_ZERO_STATS and
+// CALLGRIND_DUMP_STATS_AT("<name>"), for instruction counts per call
+// (valgrind --tool=callgrind --instr-atstart=no ...).
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else  // no valgrind headers: --callgrind runs the loops without markers
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name) (void)(name)
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cl_fixture.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const char *kernel_source = R"(
+kernel void k(global uint *buf, uint value) { buf[get_global_id(0)] = value; }
+)";
+
+struct Loop {
+    const char *name;
+    std::function<void(long)> run;  // n calls (pairs count as one)
+};
+
+volatile cl_int sink;  // keeps results observable
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    long calls = 1000000;
+    int reps = 7;
+    std::string only;
+    bool callgrind = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--calls" && i + 1 < argc) calls = std::atol(argv[++i]);
+        else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+        else if (a == "--only" && i + 1 < argc) only = argv[++i];
+        else if (a == "--callgrind") callgrind = true;
+        else {
+            std::fprintf(stderr, "usage: bench-passthrough [--calls N] [--reps R] [--only NAME] [--callgrind]\n");
+            return 2;
+        }
+    }
+    try {
+        e2e::ClEnv env;
+        cl_kernel kernel = env.build_kernel(kernel_source, "k");
+        cl_int err = CL_SUCCESS;
+        cl_mem buf = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+        if (!buf) throw std::runtime_error("clCreateBuffer failed");
+        std::fprintf(stderr, "bench-passthrough: layer %s, platform \"%s\", %ld calls x %d reps\n",
+                     e2e::layer_enabled() ? "ENABLED" : "disabled", env.platform_name.c_str(), calls, reps);
+
+        std::vector<Loop> loops = {
+            {"set_kernel_arg",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i) {
+                     cl_uint v = static_cast<cl_uint>(i);
+                     sink = clSetKernelArg(kernel, 1, sizeof v, &v);
+                 }
+             }},
+            {"retain_release_mem",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i) {
+                     clRetainMemObject(buf);
+                     sink = clReleaseMemObject(buf);
+                 }
+             }},
+            {"get_kernel_info",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i) {
+                     cl_uint args = 0;
+                     sink = clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof args, &args, nullptr);
+                 }
+             }},
+            {"get_mem_info_size",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i) {
+                     size_t s = 0;
+                     sink = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof s, &s, nullptr);
+                 }
+             }},
+            {"get_device_type",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i) {
+                     cl_device_type t = 0;
+                     sink = clGetDeviceInfo(env.device, CL_DEVICE_TYPE, sizeof t, &t, nullptr);
+                 }
+             }},
+        };
+
+        for (const Loop &loop : loops) {
+            if (!only.empty() && only != loop.name) continue;
+            loop.run(std::min(calls, 10000L));  // warm-up
+            if (callgrind) {
+                CALLGRIND_START_INSTRUMENTATION;
+                CALLGRIND_ZERO_STATS;
+                loop.run(calls);
+                CALLGRIND_DUMP_STATS_AT(loop.name);
+                CALLGRIND_STOP_INSTRUMENTATION;
+                std::printf("CG %s %ld\n", loop.name, calls);
+                continue;
+            }
+            std::vector<double> ns;
+            for (int r = 0; r < reps; ++r) {
+                auto t0 = Clock::now();
+                loop.run(calls);
+                ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / calls);
+            }
+            std::sort(ns.begin(), ns.end());
+            std::printf("PT %s %.2f %.2f %d\n", loop.name, ns[ns.size() / 2], ns.front(), reps);
+            std::fflush(stdout);
+        }
+        clReleaseMemObject(buf);
+        clReleaseKernel(kernel);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "bench-passthrough: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
