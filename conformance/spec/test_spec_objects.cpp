@@ -203,7 +203,7 @@ TEST_CASE("O5: migrating an import between two listed devices keeps its contents
 // commands queued ... have finished, the memory object is deleted" and the
 // destructor callbacks are called (in reverse order of registration).  For
 // an fd import the implementation owns the fd (see D1), so it goes too.
-TEST_CASE("O6: the last release destroys the import: destructor callbacks run, the fd and mapping go away",
+TEST_CASE("O6: the last release destroys the import: destructor callbacks run (last registered first), the fd goes",
           "[spec][objects][lifetime]") {
     REQUIRE_DMABUF();
     ClEnv env;
