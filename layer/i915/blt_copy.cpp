@@ -1,0 +1,177 @@
+#include "layer/i915/blt_copy.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "layer/dispatch.hpp"
+#include "layer/log.hpp"
+
+namespace cldmabuf::i915 {
+
+BltBackend::~BltBackend() {
+    if (engine && error == 0) engine->release(imp);
+}
+
+int blt_import_of(Import &import, BltEngine &engine, BltImport *out) {
+    std::lock_guard lock(import.backend_mutex);
+    auto *state = dynamic_cast<BltBackend *>(import.backend.get());
+    if (!state) {
+        if (import.backend) return -EBUSY;  // another backend owns the slot
+        auto fresh = std::make_unique<BltBackend>();
+        fresh->engine = &engine;
+        fresh->error = engine.import(import.fd, 0, &fresh->imp);
+        if (fresh->error != 0)
+            LOG_WARN("blitter: PRIME import of dma-buf fd %d failed (%d); copies of %p go to the ICD", import.fd,
+                     fresh->error, static_cast<void *>(import.mem));
+        state = fresh.get();
+        import.backend = std::move(fresh);
+    }
+    if (state->error != 0) return state->error;
+    *out = state->imp;
+    return 0;
+}
+
+namespace {
+
+std::string device_extensions(cl_device_id device) {
+    size_t bytes = 0;
+    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, nullptr, &bytes) != CL_SUCCESS || bytes == 0)
+        return {};
+    std::string s(bytes, '\0');
+    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, bytes, s.data(), nullptr) != CL_SUCCESS) return {};
+    return s;
+}
+
+const char *judge_device(cl_device_id device) {
+    cl_device_type type = 0;
+    if (next().clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS)
+        return "device query failed";
+    if (type & CL_DEVICE_TYPE_CPU) return nullptr;  // same host pages as the dma-buf
+    if (!(type & CL_DEVICE_TYPE_GPU)) return "device is not a CPU or Intel GPU";
+    cl_uint vendor = 0;
+    if (next().clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, nullptr) != CL_SUCCESS ||
+        vendor != 0x8086)
+        return "GPU device is not the Gen9 node (vendor)";
+    // cl_khr_pci_bus_info would name the device's PCI address, but the probe
+    // cannot read the node's (no sysfs through the seam), so there is nothing
+    // to compare it with: any Intel GPU is taken to be the node.
+    if (device_extensions(device).find("cl_khr_pci_bus_info") != std::string::npos)
+        LOG_DEBUG("blitter: device %p has cl_khr_pci_bus_info; the node's PCI address is unknown, "
+                  "matched by vendor only",
+                  static_cast<void *>(device));
+    return nullptr;
+}
+
+}  // namespace
+
+const char *blt_device_mismatch(cl_device_id device) {
+    static std::mutex mu;
+    static std::vector<std::pair<cl_device_id, const char *>> cache;
+    {
+        std::lock_guard lock(mu);
+        for (const auto &[d, why] : cache)
+            if (d == device) return why;
+    }
+    const char *why = judge_device(device);
+    std::lock_guard lock(mu);
+    cache.emplace_back(device, why);
+    return why;
+}
+
+// ---- argument checks ---------------------------------------------------------
+
+namespace {
+
+bool in_bounds(uint64_t off, uint64_t len, uint64_t size) { return off <= size && len <= size - off; }
+
+bool mul_add(uint64_t a, uint64_t b, uint64_t c, uint64_t *out) {
+    uint64_t m;
+    if (__builtin_mul_overflow(a, b, &m)) return false;
+    return !__builtin_add_overflow(m, c, out);
+}
+
+// Byte offset of origin and one past the last byte of a rect side, or false on overflow.
+bool rect_span(const uint64_t origin[3], const uint64_t region[3], uint64_t rp, uint64_t sp, uint64_t *first,
+               uint64_t *end) {
+    uint64_t off = origin[0], t;
+    if (!mul_add(origin[1], rp, off, &t)) return false;
+    if (!mul_add(origin[2], sp, t, &off)) return false;
+    uint64_t last;
+    if (!mul_add(region[2] - 1, sp, off, &t)) return false;
+    if (!mul_add(region[1] - 1, rp, t, &last)) return false;
+    if (__builtin_add_overflow(last, region[0], &last)) return false;
+    *first = off;
+    *end = last;
+    return true;
+}
+
+}  // namespace
+
+cl_int check_copy_buffer(const CopySide &src, const CopySide &dst, bool same_storage, uint64_t src_offset,
+                         uint64_t dst_offset, uint64_t size) {
+    if (!in_bounds(src_offset, size, src.size) || !in_bounds(dst_offset, size, dst.size)) return CL_INVALID_VALUE;
+    if (same_storage && size) {
+        const uint64_t s = src.base + src_offset, d = dst.base + dst_offset;
+        if (s < d + size && d < s + size) return CL_MEM_COPY_OVERLAP;
+    }
+    return CL_SUCCESS;
+}
+
+cl_int normalize_rect(const size_t *src_origin, const size_t *dst_origin, const size_t *region,
+                      size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch,
+                      size_t dst_slice_pitch, const CopySide &src, const CopySide &dst, RectArgs *out) {
+    if (!src_origin || !dst_origin || !region) return CL_INVALID_VALUE;
+    RectArgs r;
+    for (int i = 0; i < 3; ++i) {
+        r.src_origin[i] = src_origin[i];
+        r.dst_origin[i] = dst_origin[i];
+        r.region[i] = region[i];
+        if (region[i] == 0) return CL_INVALID_VALUE;
+    }
+    auto pitches = [&](size_t row, size_t slice, uint64_t *rp, uint64_t *sp) {
+        if (row != 0 && row < region[0]) return false;
+        *rp = row ? row : region[0];
+        uint64_t min_slice;
+        if (__builtin_mul_overflow(uint64_t(region[1]), *rp, &min_slice)) return false;
+        if (slice != 0 && (slice < min_slice || slice % *rp != 0)) return false;
+        *sp = slice ? slice : min_slice;
+        return true;
+    };
+    if (!pitches(src_row_pitch, src_slice_pitch, &r.src_row_pitch, &r.src_slice_pitch) ||
+        !pitches(dst_row_pitch, dst_slice_pitch, &r.dst_row_pitch, &r.dst_slice_pitch))
+        return CL_INVALID_VALUE;
+    uint64_t first, end;
+    if (!rect_span(r.src_origin, r.region, r.src_row_pitch, r.src_slice_pitch, &first, &end) || end > src.size)
+        return CL_INVALID_VALUE;
+    if (!rect_span(r.dst_origin, r.region, r.dst_row_pitch, r.dst_slice_pitch, &first, &end) || end > dst.size)
+        return CL_INVALID_VALUE;
+    *out = r;
+    return CL_SUCCESS;
+}
+
+bool rects_overlap(const RectArgs &r, const CopySide &src, const CopySide &dst) {
+    uint64_t s_first, s_end, d_first, d_end;
+    rect_span(r.src_origin, r.region, r.src_row_pitch, r.src_slice_pitch, &s_first, &s_end);
+    rect_span(r.dst_origin, r.region, r.dst_row_pitch, r.dst_slice_pitch, &d_first, &d_end);
+    s_first += src.base, s_end += src.base, d_first += dst.base, d_end += dst.base;
+    if (!(s_first < d_end && d_first < s_end)) return false;  // spans apart
+    // Rows of each side are disjoint and ascending (pitch >= width, slice
+    // pitch >= height * row pitch), so walk both lists in order.
+    const uint64_t w = r.region[0], h = r.region[1], rows = r.region[1] * r.region[2];
+    auto row_start = [&](uint64_t i, uint64_t first, uint64_t rp, uint64_t sp) {
+        return first + (i / h) * sp + (i % h) * rp;
+    };
+    uint64_t i = 0, j = 0;
+    while (i < rows && j < rows) {
+        const uint64_t a = row_start(i, s_first, r.src_row_pitch, r.src_slice_pitch);
+        const uint64_t b = row_start(j, d_first, r.dst_row_pitch, r.dst_slice_pitch);
+        if (a < b + w && b < a + w) return true;
+        if (a + w <= b) ++i; else ++j;
+    }
+    return false;
+}
+
+}  // namespace cldmabuf::i915
