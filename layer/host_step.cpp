@@ -34,12 +34,25 @@ void CL_CALLBACK on_marker_complete(cl_event, cl_int status, void *user_data) {
 
 }  // namespace
 
+cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list) {
+    if ((num_events > 0) != (wait_list != nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+    for (cl_uint i = 0; i < num_events; ++i) {
+        cl_int status = CL_COMPLETE;
+        if (next().clGetEventInfo(wait_list[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                  nullptr) != CL_SUCCESS)
+            return CL_INVALID_EVENT_WAIT_LIST;
+        // An event that already failed: the step could never run (and some
+        // ICDs never complete a command that waits on one).
+        if (status < 0) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+    return CL_SUCCESS;
+}
+
 cl_int enqueue_host_step(HostStep step, cl_event *event) {
-    if (step.num_events > 0 && !step.wait_list) return CL_INVALID_EVENT_WAIT_LIST;
-    if (step.num_events == 0 && step.wait_list) return CL_INVALID_EVENT_WAIT_LIST;
     cl_context context = nullptr;
     cl_int err = next().clGetCommandQueueInfo(step.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
     if (err != CL_SUCCESS) return CL_INVALID_COMMAND_QUEUE;
+    if (cl_int failed = check_wait_list(step.num_events, step.wait_list); failed != CL_SUCCESS) return failed;
 
     cl_event marker = nullptr;
     err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);

@@ -39,6 +39,10 @@ struct HostStep {
     std::vector<cl_mem> keep_alive;
 };
 
+// CL_INVALID_EVENT_WAIT_LIST for a count/list mismatch or an invalid event,
+// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when an event already failed.
+cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list);
+
 // Enqueues the step.  On success *event (if non-NULL) receives the step's event.
 cl_int enqueue_host_step(HostStep step, cl_event *event);
 

@@ -13,6 +13,7 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
+#include "layer/ext/import.hpp"
 #include "layer/ext/sync.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
@@ -45,13 +46,16 @@ cl_int collect(cl_command_queue queue, cl_uint n, const cl_mem *mems, ImportList
                       static_cast<void *>(mems[i]));
             return CL_INVALID_MEM_OBJECT;
         }
+        // The queue's device first: the spec names CL_INVALID_COMMAND_QUEUE
+        // for a device that cannot use the object, whatever its context.
+        if (!device_or_parent_in(import->devices, queue_device)) {
+            LOG_ERROR("%s: the queue's device cannot use mem_objects[%u] (not in its context or "
+                      "CL_MEM_DEVICE_HANDLE_LIST_KHR)", what, i);
+            return CL_INVALID_COMMAND_QUEUE;
+        }
         if (import->context != queue_context) {
             LOG_ERROR("%s: mem_objects[%u] belongs to another context than the queue", what, i);
             return CL_INVALID_CONTEXT;
-        }
-        if (std::find(import->devices.begin(), import->devices.end(), queue_device) == import->devices.end()) {
-            LOG_ERROR("%s: the queue's device is not in mem_objects[%u]'s CL_MEM_DEVICE_HANDLE_LIST_KHR", what, i);
-            return CL_INVALID_COMMAND_QUEUE;
         }
         if (std::find(out->begin(), out->end(), import) == out->end()) out->push_back(std::move(import));
     }
@@ -101,6 +105,8 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
                                                         const cl_event *wait_list, cl_event *event) {
     ImportList list;
     if (cl_int err = collect(queue, num_mem_objects, mem_objects, &list, "release"); err != CL_SUCCESS) return err;
+    // Checked here: the write-back below rebuilds the wait list.
+    if (cl_int err = check_wait_list(num_events, wait_list); err != CL_SUCCESS) return err;
     stats().releases += list.size();
 
     // Write device copies back first, in queue order, so the SYNC END below

@@ -47,6 +47,21 @@ cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
     return next().clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, out->data(), nullptr);
 }
 
+bool device_in(const std::vector<cl_device_id> &list, cl_device_id device) {
+    return std::find(list.begin(), list.end(), device) != list.end();
+}
+
+bool device_or_parent_in(const std::vector<cl_device_id> &list, cl_device_id device) {
+    for (int depth = 0; device && depth < 8; ++depth) {
+        if (device_in(list, device)) return true;
+        cl_device_id parent = nullptr;
+        if (next().clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, nullptr) != CL_SUCCESS)
+            return false;
+        device = parent;
+    }
+    return false;
+}
+
 namespace {
 
 cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
@@ -98,7 +113,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     if (cl_int err = context_devices(context, &ctx_devices); err != CL_SUCCESS)
         return fail(errcode_ret, CL_INVALID_CONTEXT, "the context is not valid");
     for (cl_device_id d : props.devices)
-        if (std::find(ctx_devices.begin(), ctx_devices.end(), d) == ctx_devices.end())
+        if (!device_in(ctx_devices, d))
             return fail(errcode_ret, CL_INVALID_DEVICE,
                         "a device in CL_MEM_DEVICE_HANDLE_LIST_KHR is not a device of the context");
 

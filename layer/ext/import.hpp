@@ -18,4 +18,11 @@ bool device_shares_host_memory(cl_device_id device);
 // Devices of a context, through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 
+// True when `device` is in `list` (no ICD call: `device` may be garbage).
+bool device_in(const std::vector<cl_device_id> &list, cl_device_id device);
+// The same, also accepting a sub-device of a listed device.  Asks the ICD
+// about `device`, so only for a device the ICD handed out (a queue's).
+// PoCL 3.1 reports a sub-device context's CL_CONTEXT_DEVICES as the parent.
+bool device_or_parent_in(const std::vector<cl_device_id> &list, cl_device_id device);
+
 }  // namespace cldmabuf
