@@ -44,6 +44,20 @@ struct Import {
     std::vector<cl_device_id> devices;          // devices that may use it (handle list or context)
     bool device_list_given = false;
 
+    // Image imports (layer/ext/image_import.cpp): where the pixels sit in the
+    // mapping, for the copies of ImportStrategy::copy (Write/ReadImage).
+    struct ImageLayout {
+        size_t offset = 0;               // plane offset into the mapping (bytes)
+        size_t row_pitch = 0;            // bytes
+        size_t slice_pitch = 0;          // bytes (arrays; 0 otherwise)
+        size_t region[3] = {0, 0, 0};    // width in pixels, rows, slices/layers
+        size_t bytes = 0;                // pixel bytes a full copy moves
+        cl_uint route = 0;               // CL_DMA_BUF_ROUTE_*_CLDMABUF
+        cl_mem internal_buffer = nullptr;  // the layer's buffer under an image-from-buffer
+    };
+    bool is_image = false;
+    ImageLayout image;
+
     std::mutex backend_mutex;
     std::unique_ptr<BackendState> backend;
 

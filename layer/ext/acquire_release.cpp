@@ -62,6 +62,32 @@ cl_int collect(cl_command_queue queue, cl_uint n, const cl_mem *mems, ImportList
     return CL_SUCCESS;
 }
 
+// Device copies of ImportStrategy::copy imports: whole buffers, or for images
+// the pixels at the plane's offset with the dma-buf's own pitches.
+size_t copy_bytes(const Import &import) { return import.is_image ? import.image.bytes : import.size; }
+
+cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
+                      cl_event *done) {
+    if (!import.is_image)
+        return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, import.mapping, n, waits,
+                                           done);
+    const size_t origin[3] = {0, 0, 0};
+    return next().clEnqueueWriteImage(queue, import.mem, CL_FALSE, origin, import.image.region,
+                                      import.image.row_pitch, import.image.slice_pitch,
+                                      static_cast<char *>(import.mapping) + import.image.offset, n, waits, done);
+}
+
+cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
+                      cl_event *done) {
+    if (!import.is_image)
+        return next().clEnqueueReadBuffer(queue, import.mem, CL_FALSE, 0, import.size, import.mapping, n, waits,
+                                          done);
+    const size_t origin[3] = {0, 0, 0};
+    return next().clEnqueueReadImage(queue, import.mem, CL_FALSE, origin, import.image.region,
+                                     import.image.row_pitch, import.image.slice_pitch,
+                                     static_cast<char *>(import.mapping) + import.image.offset, n, waits, done);
+}
+
 }  // namespace
 
 cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
@@ -89,10 +115,9 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         for (const auto &import : list) {
             if (import->strategy != ImportStrategy::copy || (import->flags & CL_MEM_HOST_NO_ACCESS)) continue;
             cl_event done = nullptr;
-            cl_int err = next().clEnqueueWriteBuffer(queue, import->mem, CL_FALSE, 0, import->size,
-                                                     import->mapping, 1, &gate, &done);
+            cl_int err = copy_to_device(queue, *import, 1, &gate, &done);
             if (err != CL_SUCCESS) return err;
-            stats().host_bytes_copied += import->size;
+            stats().host_bytes_copied += copy_bytes(*import);
             after->push_back(done);
         }
         return CL_SUCCESS;
@@ -116,14 +141,13 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     for (const auto &import : list) {
         if (import->strategy != ImportStrategy::copy || (import->flags & CL_MEM_READ_ONLY)) continue;
         cl_event done = nullptr;
-        cl_int err = next().clEnqueueReadBuffer(queue, import->mem, CL_FALSE, 0, import->size, import->mapping,
-                                                static_cast<cl_uint>(waits.size()), waits.empty() ? nullptr : waits.data(),
-                                                &done);
+        cl_int err = copy_to_dmabuf(queue, *import, static_cast<cl_uint>(waits.size()),
+                                    waits.empty() ? nullptr : waits.data(), &done);
         if (err != CL_SUCCESS) {
             for (cl_event e : readbacks) next().clReleaseEvent(e);
             return err;
         }
-        stats().host_bytes_copied += import->size;
+        stats().host_bytes_copied += copy_bytes(*import);
         readbacks.push_back(done);
     }
     waits.insert(waits.end(), readbacks.begin(), readbacks.end());
