@@ -1,19 +1,155 @@
 /* cldmabuf's public additions to the OpenCL API.
  *
- * Layer-specific properties and flags understood by libcldmabuf.so on top of
- * cl_khr_external_memory / cl_khr_external_memory_dma_buf.  Values come from
- * a range no Khronos header uses. */
+ * Layer-specific properties and queries understood by libcldmabuf.so on top
+ * of cl_khr_external_memory / cl_khr_external_memory_dma_buf.  See
+ * docs/images.md for the full description.
+ *
+ * Enum values.  Everything here is taken from 0x10C00-0x10C0F, inside the
+ * block the Khronos registry (OpenCL-Docs xml/cl.xml, <enums start="0x10000"
+ * end="0x10FFF" name="enums.10000">) marks "Experimental range for internal
+ * development only. Do not allocate.": Khronos never assigns a value there,
+ * so no Khronos header (and no registered vendor extension) collides with
+ * these names.  The layer strips them from the property list before the ICD
+ * sees it, so an ICD never has to understand them. */
 #ifndef CL_EXT_CLDMABUF_H
 #define CL_EXT_CLDMABUF_H
 
 #include <CL/cl.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- Memory properties (clCreateImageWithProperties) ------------------- */
+
+/* Byte offset of the plane inside the dma-buf (cl_mem_properties value;
+ * default 0).  Lets one dma-buf hold several planes, e.g. NV12's luma at 0
+ * and chroma at pitch * height. */
+#define CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF 0x10C00
+
+/* DRM format modifier of the dma-buf (cl_mem_properties value, the 64-bit
+ * DRM_FORMAT_MOD_* code from drm_fourcc.h; default: linear).
+ *   DRM_FORMAT_MOD_LINEAR (0)           imported in place.
+ *   DRM_FORMAT_MOD_INVALID (2^56 - 1)   "unknown": refused with
+ *       CL_INVALID_PROPERTY unless CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF is
+ *       CL_TRUE (the application vouches that the layout is linear).
+ *   I915_FORMAT_MOD_X_TILED / Y_TILED   refused with CL_INVALID_PROPERTY
+ *       unless CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF is CL_TRUE (see there).
+ *   Compressed (CCS) and all other modifiers: always CL_INVALID_PROPERTY. */
+#define CL_MEM_DMA_BUF_MODIFIER_CLDMABUF 0x10C01
+
+/* Consent to a tiled import (cl_mem_properties value CL_TRUE/CL_FALSE).
+ * A tiled image cannot be used in place by a linear OpenCL image; the layer
+ * would keep a linear shadow and de-tile/re-tile it with the GPU's blitter on
+ * acquire/release, a copy the application agrees to pay for with this flag.
+ * The de-tiling path is not implemented yet: with consent the import fails
+ * with CL_INVALID_OPERATION. */
+#define CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF 0x10C02
+
+/* The application vouches that a dma-buf whose modifier is
+ * DRM_FORMAT_MOD_INVALID ("unknown", e.g. from an implicit-modifier
+ * exporter) is linear (cl_mem_properties value CL_TRUE/CL_FALSE). */
+#define CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF 0x10C03
+
+/* ---- Memory object query (clGetMemObjectInfo) --------------------------- */
+
+/* How the layer gave the ICD access to an imported image or buffer
+ * (cl_uint, one of the values below).  CL_INVALID_VALUE on a cl_mem that is
+ * not an import of this layer. */
+#define CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF 0x10C04
+
+#define CL_DMA_BUF_ROUTE_COPY_CLDMABUF 0              /* device copy, synced on acquire/release */
+#define CL_DMA_BUF_ROUTE_HOST_PTR_CLDMABUF 1          /* CL_MEM_USE_HOST_PTR over the mapping (zero-copy) */
+#define CL_DMA_BUF_ROUTE_IMAGE_FROM_BUFFER_CLDMABUF 2 /* USE_HOST_PTR buffer + cl_khr_image2d_from_buffer (zero-copy) */
+
+/* ---- DRM fourcc -> OpenCL image formats --------------------------------- */
+
+/* A DRM fourcc code (drm_fourcc.h fourcc_code()). */
+#define CL_DRM_FOURCC_CLDMABUF(a, b, c, d)                                              \
+    ((cl_uint)(unsigned char)(a) | ((cl_uint)(unsigned char)(b) << 8) |                 \
+     ((cl_uint)(unsigned char)(c) << 16) | ((cl_uint)(unsigned char)(d) << 24))
+
+typedef struct cl_dma_buf_plane_cldmabuf {
+    cl_image_format format;  /* the OpenCL format this plane imports as */
+    cl_uint width_divisor;   /* plane width  = frame width  / width_divisor  */
+    cl_uint height_divisor;  /* plane height = frame height / height_divisor */
+    cl_uint bytes_per_pixel; /* of the plane's format */
+} cl_dma_buf_plane_cldmabuf;
+
+typedef struct cl_dma_buf_layout_cldmabuf {
+    cl_uint num_planes; /* 0: fourcc not known */
+    cl_dma_buf_plane_cldmabuf planes[3];
+} cl_dma_buf_layout_cldmabuf;
+
+static inline void cl_dma_buf_set_plane_cldmabuf(cl_dma_buf_plane_cldmabuf *plane, cl_channel_order order,
+                                                 cl_channel_type type, cl_uint wdiv, cl_uint hdiv, cl_uint bpp) {
+    plane->format.image_channel_order = order;
+    plane->format.image_channel_data_type = type;
+    plane->width_divisor = wdiv;
+    plane->height_divisor = hdiv;
+    plane->bytes_per_pixel = bpp;
+}
+
+/* Fills *layout for a DRM fourcc and returns its number of planes (0 when the
+ * fourcc is not one of those below).  DRM packed formats are little-endian
+ * ([31:0] A:R:G:B for ARGB8888 means bytes B, G, R, A in memory), hence
+ * AR24/XR24 -> CL_BGRA and AB24/XB24 -> CL_RGBA.  For X formats the fourth
+ * channel is padding: its value is whatever the producer left there.
+ * P010 keeps its 10 bits in the high bits of each 16-bit word, so
+ * CL_UNORM_INT16 reads it as value / 65535 (multiply by 65535 / 64 / 1023 for
+ * the 10-bit value).  Each plane is one import: for a multi-planar frame
+ * dup() the fd for the second plane (each successful import owns its fd) and
+ * pass the plane's byte offset with CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF. */
+static inline cl_uint cl_dma_buf_fourcc_layout_cldmabuf(cl_uint fourcc, cl_dma_buf_layout_cldmabuf *layout) {
+    cl_dma_buf_layout_cldmabuf l;
+    memset(&l, 0, sizeof l);
+    l.num_planes = 1;
+    if (fourcc == CL_DRM_FOURCC_CLDMABUF('N', 'V', '1', '2')) {
+        l.num_planes = 2;
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_R, CL_UNORM_INT8, 1, 1, 1);
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[1], CL_RG, CL_UNORM_INT8, 2, 2, 2);
+    } else if (fourcc == CL_DRM_FOURCC_CLDMABUF('P', '0', '1', '0')) {
+        l.num_planes = 2;
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_R, CL_UNORM_INT16, 1, 1, 2);
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[1], CL_RG, CL_UNORM_INT16, 2, 2, 4);
+    } else if (fourcc == CL_DRM_FOURCC_CLDMABUF('A', 'R', '2', '4') ||
+               fourcc == CL_DRM_FOURCC_CLDMABUF('X', 'R', '2', '4')) {
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_BGRA, CL_UNORM_INT8, 1, 1, 4);
+    } else if (fourcc == CL_DRM_FOURCC_CLDMABUF('A', 'B', '2', '4') ||
+               fourcc == CL_DRM_FOURCC_CLDMABUF('X', 'B', '2', '4')) {
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_RGBA, CL_UNORM_INT8, 1, 1, 4);
+    } else if (fourcc == CL_DRM_FOURCC_CLDMABUF('R', '8', ' ', ' ')) {
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_R, CL_UNORM_INT8, 1, 1, 1);
+    } else if (fourcc == CL_DRM_FOURCC_CLDMABUF('G', 'R', '8', '8')) {
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_RG, CL_UNORM_INT8, 1, 1, 2);
+    } else if (fourcc == CL_DRM_FOURCC_CLDMABUF('R', '1', '6', ' ')) {
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_R, CL_UNORM_INT16, 1, 1, 2);
+    } else if (fourcc == CL_DRM_FOURCC_CLDMABUF('G', 'R', '3', '2')) {
+        cl_dma_buf_set_plane_cldmabuf(&l.planes[0], CL_RG, CL_UNORM_INT16, 1, 1, 4);
+    } else {
+        l.num_planes = 0;
+    }
+    if (layout) *layout = l;
+    return l.num_planes;
+}
 
 #ifdef __cplusplus
 }
 #endif
 
 #endif /* CL_EXT_CLDMABUF_H */
+
+/* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
+
+/* Consent to a tiled (non-linear) EGLImage or GL texture: a
+ * cl_egl_image_properties_khr for clCreateFromEGLImageKHR, or a
+ * cl_context_properties for a GL-sharing context (then it applies to every
+ * clCreateFromGLTexture/Renderbuffer of that context); value CL_TRUE or
+ * CL_FALSE.  Without it a non-linear export is refused (CL_IMAGE_FORMAT_NOT_SUPPORTED
+ * from clCreateFromEGLImageKHR, CL_INVALID_OPERATION from clCreateFromGL*);
+ * with it the call fails with CL_INVALID_OPERATION: the de-tiling copy is
+ * not implemented yet. */
+#ifndef CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF
+#define CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF 0x10C0F
+#endif
