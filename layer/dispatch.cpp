@@ -20,6 +20,7 @@ const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_
     std::memcpy(&layer_dispatch, target, slots * sizeof(void *));
     install_extension_overrides(layer_dispatch);
     install_import_overrides(layer_dispatch);
+    install_image_overrides(layer_dispatch);
     install_event_overrides(layer_dispatch);
     install_map_overrides(layer_dispatch);
     install_copy_overrides(layer_dispatch);

@@ -21,5 +21,6 @@ void install_import_overrides(cl_icd_dispatch &table);
 void install_event_overrides(cl_icd_dispatch &table);
 void install_map_overrides(cl_icd_dispatch &table);
 void install_copy_overrides(cl_icd_dispatch &table);
+void install_image_overrides(cl_icd_dispatch &table);  // after install_import_overrides (chains its queries)
 
 }  // namespace cldmabuf
