@@ -110,8 +110,12 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
         if (err != CL_SUCCESS) return err;
         if (name == CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR)
             return answer(import_types, sizeof import_types, size, value, size_ret);
-        // Images are not imported yet: no handle type assumes linear images.
-        return answer(nullptr, 0, size, value, size_ret);
+        // Images import linear dma-bufs (layer/ext/image_import.cpp): DMA_BUF
+        // assumes linear images on devices with image support, none otherwise.
+        cl_bool images = CL_FALSE;
+        if (next().clGetDeviceInfo(device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr) != CL_SUCCESS)
+            images = CL_FALSE;
+        return answer(import_types, images ? sizeof import_types : 0, size, value, size_ret);
     }
     default: return next().clGetDeviceInfo(device, name, size, value, size_ret);
     }
