@@ -1,0 +1,49 @@
+// Which OpenCL devices may share with an EGL display (docs/egl.md, "GPU
+// match").  The decision is a pure function of what EGL and OpenCL report,
+// so that it is unit-tested without either.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "layer/cl_compat.h"
+
+namespace cldmabuf {
+
+struct PciAddress {
+    uint32_t domain = 0, bus = 0, device = 0, function = 0;
+    bool operator==(const PciAddress &) const = default;
+};
+
+// What the EGL display runs on (EGL_EXT_device_query).
+struct DisplayDevice {
+    bool software = false;     // EGL_MESA_device_software, or no DRM node at all
+    std::string drm_node;      // EGL_DRM_RENDER_NODE_FILE_EXT or EGL_DRM_DEVICE_FILE_EXT; empty: none
+    bool has_pci = false;      // the node's PCI address, from sysfs
+    PciAddress pci;
+};
+
+// What an OpenCL device is.
+struct ClDeviceFacts {
+    cl_device_type type = 0;
+    bool has_pci = false;      // cl_khr_pci_bus_info
+    PciAddress pci;
+};
+
+enum class Match {
+    yes,
+    unverified,  // a GPU without cl_khr_pci_bus_info, or a node without a PCI address: allowed, with a warning
+    no,
+};
+
+// A software renderer pairs only with CPU devices; a renderer on a DRM node
+// only with a device on the same PCI function.  *why explains anything but yes.
+Match match_device(const DisplayDevice &display, const ClDeviceFacts &device, std::string *why);
+
+// "0000:00:02.0" -> address; false when malformed.
+bool parse_pci_address(const std::string &text, PciAddress *out);
+
+// The PCI address of a DRM device node, through /sys/dev/char/MAJ:MIN/device.
+bool drm_node_pci_address(const std::string &node, PciAddress *out);
+
+}  // namespace cldmabuf

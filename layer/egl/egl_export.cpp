@@ -1,0 +1,194 @@
+#include "layer/egl/egl_export.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "layer/log.hpp"
+
+namespace cldmabuf {
+
+namespace {
+std::string egl_failure(const EglApi &egl, const char *what) {
+    return std::string(what) + " failed (" + egl_error_name(egl.GetError()) + ")";
+}
+}  // namespace
+
+bool display_valid(const EglApi &egl, EGLDisplay dpy) {
+    if (dpy == EGL_NO_DISPLAY) return false;
+    if (egl.QueryString(dpy, EGL_VERSION)) return true;
+    egl.GetError();  // clear
+    return false;
+}
+
+bool export_dmabuf(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, ExportedImage *out, std::string *why) {
+    if (!egl.ExportDMABUFImageQueryMESA || !egl.ExportDMABUFImageMESA ||
+        !egl_display_has(egl, dpy, "EGL_MESA_image_dma_buf_export")) {
+        *why = "the EGL display does not have EGL_MESA_image_dma_buf_export";
+        return false;
+    }
+    int fourcc = 0, planes = 0;
+    if (!egl.ExportDMABUFImageQueryMESA(dpy, image, &fourcc, &planes, nullptr)) {
+        *why = egl_failure(egl, "eglExportDMABUFImageQueryMESA");
+        return false;
+    }
+    if (planes != 1) {
+        *why = "the EGLImage has " + std::to_string(planes) + " planes (only single-plane images are imported)";
+        return false;
+    }
+    EGLuint64KHR modifiers[4] = {0, 0, 0, 0};
+    if (!egl.ExportDMABUFImageQueryMESA(dpy, image, &fourcc, &planes, modifiers)) {
+        *why = egl_failure(egl, "eglExportDMABUFImageQueryMESA");
+        return false;
+    }
+    int fds[4] = {-1, -1, -1, -1};
+    EGLint strides[4] = {0, 0, 0, 0}, offsets[4] = {0, 0, 0, 0};
+    if (!egl.ExportDMABUFImageMESA(dpy, image, fds, strides, offsets) || fds[0] < 0) {
+        for (int fd : fds)
+            if (fd >= 0) ::close(fd);
+        *why = egl_failure(egl, "eglExportDMABUFImageMESA");
+        return false;
+    }
+    for (int i = 1; i < 4; ++i)
+        if (fds[i] >= 0) ::close(fds[i]);
+    out->fd = fds[0];
+    out->fourcc = fourcc;
+    out->modifier = modifiers[0];
+    out->stride = strides[0];
+    out->offset = offsets[0];
+    return true;
+}
+
+namespace {
+
+std::mutex size_mutex;
+std::map<EGLDisplay, EGLContext> private_contexts;
+
+// Saves the calling thread's GLES binding (and bound API) and puts it back.
+struct CurrentBinding {
+    const EglApi &egl;
+    EGLenum api;
+    EGLDisplay dpy;
+    EGLSurface draw, read;
+    EGLContext ctx;
+    explicit CurrentBinding(const EglApi &e) : egl(e) {
+        api = egl.QueryAPI();
+        egl.BindAPI(EGL_OPENGL_ES_API);
+        dpy = egl.GetCurrentDisplay();
+        ctx = egl.GetCurrentContext();
+        draw = egl.GetCurrentSurface(EGL_DRAW);
+        read = egl.GetCurrentSurface(EGL_READ);
+    }
+    void restore(EGLDisplay ours) {
+        egl.BindAPI(EGL_OPENGL_ES_API);
+        if (ctx != EGL_NO_CONTEXT) {
+            if (!egl.MakeCurrent(dpy, draw, read, ctx))
+                LOG_ERROR("EGL: could not make the application's context current again (%s)",
+                          egl_error_name(egl.GetError()));
+        } else {
+            egl.MakeCurrent(ours, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        }
+        if (api != EGL_NONE) egl.BindAPI(api);
+    }
+};
+
+EGLContext private_context(const EglApi &egl, EGLDisplay dpy, std::string *why) {
+    if (auto it = private_contexts.find(dpy); it != private_contexts.end()) return it->second;
+    if (!egl_display_has(egl, dpy, "EGL_KHR_no_config_context") &&
+        !egl_display_has(egl, dpy, "EGL_MESA_configless_context")) {
+        *why = "the EGL display has no EGL_KHR_no_config_context (needed to query the image's size)";
+        return EGL_NO_CONTEXT;
+    }
+    if (!egl_display_has(egl, dpy, "EGL_KHR_surfaceless_context")) {
+        *why = "the EGL display has no EGL_KHR_surfaceless_context (needed to query the image's size)";
+        return EGL_NO_CONTEXT;
+    }
+    const EGLint attribs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
+    EGLContext ctx = egl.CreateContext(dpy, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attribs);
+    if (ctx == EGL_NO_CONTEXT) {
+        *why = egl_failure(egl, "eglCreateContext (private GLES 3.1 context for size queries)");
+        return EGL_NO_CONTEXT;
+    }
+    private_contexts[dpy] = ctx;
+    return ctx;
+}
+
+}  // namespace
+
+bool query_image_size(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, int *width, int *height,
+                      std::string *why) {
+    if (!egl.GenTextures || !egl.BindTexture || !egl.GetTexLevelParameteriv || !egl.EGLImageTargetTexture2DOES ||
+        !egl.DeleteTextures || !egl.GetGLError) {
+        *why = "the GLES entry points needed to query the image's size are missing";
+        return false;
+    }
+    std::lock_guard lock(size_mutex);
+    CurrentBinding saved(egl);
+    EGLContext ctx = private_context(egl, dpy, why);
+    if (ctx == EGL_NO_CONTEXT) {
+        saved.restore(dpy);
+        return false;
+    }
+    if (!egl.MakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
+        // A stale context (the display was terminated and initialised again): once more with a new one.
+        egl.GetError();
+        private_contexts.erase(dpy);
+        ctx = private_context(egl, dpy, why);
+        if (ctx == EGL_NO_CONTEXT || !egl.MakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
+            if (ctx != EGL_NO_CONTEXT) *why = egl_failure(egl, "eglMakeCurrent (private context)");
+            saved.restore(dpy);
+            return false;
+        }
+    }
+    while (egl.GetGLError() != GL_NO_ERROR) {
+    }
+    GLuint tex = 0;
+    egl.GenTextures(1, &tex);
+    egl.BindTexture(GL_TEXTURE_2D, tex);
+    egl.EGLImageTargetTexture2DOES(GL_TEXTURE_2D, image);
+    GLint w = 0, h = 0;
+    egl.GetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &w);
+    egl.GetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &h);
+    GLenum err = egl.GetGLError();
+    egl.BindTexture(GL_TEXTURE_2D, 0);
+    egl.DeleteTextures(1, &tex);
+    saved.restore(dpy);
+    if (err != GL_NO_ERROR || w <= 0 || h <= 0) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "cannot read the EGLImage's size through a GLES texture (GL error 0x%x, %dx%d)",
+                      err, w, h);
+        *why = buf;
+        return false;
+    }
+    *width = w;
+    *height = h;
+    return true;
+}
+
+DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
+    DisplayDevice d;
+    d.software = true;
+    EGLAttrib attrib = 0;
+    if (!egl.QueryDisplayAttribEXT || !egl.QueryDeviceStringEXT ||
+        !egl.QueryDisplayAttribEXT(dpy, EGL_DEVICE_EXT, &attrib) || !attrib) {
+        egl.GetError();
+        return d;
+    }
+    auto dev = reinterpret_cast<EGLDeviceEXT>(attrib);
+    const char *ext = egl.QueryDeviceStringEXT(dev, EGL_EXTENSIONS);
+    std::string exts = ext ? std::string(" ") + ext + " " : "";
+    d.software = exts.find(" EGL_MESA_device_software ") != std::string::npos;
+    const char *node = nullptr;
+    if (exts.find(" EGL_EXT_device_drm_render_node ") != std::string::npos)
+        node = egl.QueryDeviceStringEXT(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
+    if (!node && exts.find(" EGL_EXT_device_drm ") != std::string::npos)
+        node = egl.QueryDeviceStringEXT(dev, EGL_DRM_DEVICE_FILE_EXT);
+    if (node) d.drm_node = node;
+    if (d.drm_node.empty()) d.software = true;
+    if (!d.software) d.has_pci = drm_node_pci_address(d.drm_node, &d.pci);
+    return d;
+}
+
+}  // namespace cldmabuf

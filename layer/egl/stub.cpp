@@ -1,0 +1,12 @@
+// layer/egl without EGL/GLES headers at build time: the layer offers no
+// EGL/GL interop (docs/egl.md).
+#include "layer/egl/egl.hpp"
+
+namespace cldmabuf {
+
+EglMode egl_mode() { return EglMode::off; }
+void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *) {}
+void *egl_function(const char *) { return nullptr; }
+void install_egl_overrides(cl_icd_dispatch &) {}
+
+}  // namespace cldmabuf
