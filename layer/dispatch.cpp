@@ -1,4 +1,5 @@
 #include "layer/dispatch.hpp"
+#include "layer/egl/egl.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -24,6 +25,7 @@ const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_
     install_event_overrides(layer_dispatch);
     install_map_overrides(layer_dispatch);
     install_copy_overrides(layer_dispatch);
+    install_egl_overrides(layer_dispatch);  // last: wraps the layer's own image import
     return &layer_dispatch;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "layer/dispatch.hpp"
+#include "layer/egl/egl.hpp"
 #include "layer/ext/acquire_release.hpp"
 
 namespace cldmabuf {
@@ -21,6 +22,14 @@ const AddedExtension added[] = {
     {"cl_khr_external_memory", CL_MAKE_VERSION(1, 0, 1)},
     {"cl_khr_external_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0)},
 };
+// Plus what layer/egl adds when EGL can be loaded (cl_khr_egl_image, cl_khr_gl_sharing).
+std::vector<AddedExtension> all_added() {
+    std::vector<AddedExtension> list(std::begin(added), std::end(added));
+    std::vector<std::pair<const char *, cl_version>> egl;
+    egl_added_extensions(&egl);
+    for (const auto &[name, version] : egl) list.push_back({name, version});
+    return list;
+}
 const cl_external_memory_handle_type_khr import_types[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};
 
 cl_int answer(const void *data, size_t bytes, size_t size, void *value, size_t *size_ret) {
@@ -51,7 +60,7 @@ cl_int patched_extension_string(Query query, cl_uint name, size_t size, void *va
     std::string list(bytes, '\0');
     if (bytes && (err = query(name, bytes, list.data(), nullptr)) != CL_SUCCESS) return err;
     list.resize(std::strlen(list.c_str()));
-    for (const auto &ext : added) {
+    for (const auto &ext : all_added()) {
         if (has_word(list, ext.name)) continue;
         if (!list.empty() && list.back() != ' ') list += ' ';
         list += ext.name;
@@ -66,7 +75,7 @@ cl_int patched_extension_versions(Query query, cl_uint name, size_t size, void *
     if (err != CL_SUCCESS) return err;
     std::vector<cl_name_version> list(bytes / sizeof(cl_name_version));
     if (bytes && (err = query(name, bytes, list.data(), nullptr)) != CL_SUCCESS) return err;
-    for (const auto &ext : added) {
+    for (const auto &ext : all_added()) {
         bool present = false;
         for (const auto &entry : list) present |= !std::strcmp(entry.name, ext.name);
         if (present) continue;
@@ -127,6 +136,7 @@ void *our_function(const char *name) {
         return reinterpret_cast<void *>(&enqueue_acquire_external_mem_objects);
     if (!std::strcmp(name, "clEnqueueReleaseExternalMemObjectsKHR"))
         return reinterpret_cast<void *>(&enqueue_release_external_mem_objects);
+    if (void *fn = egl_function(name)) return fn;
     return nullptr;
 }
 
