@@ -23,7 +23,9 @@ Match match_device(const DisplayDevice &display, const ClDeviceFacts &device, st
     const bool cpu = (device.type & CL_DEVICE_TYPE_CPU) != 0;
     if (display.software || display.drm_node.empty()) {
         if (cpu) return Match::yes;
-        *why = "the EGL display renders in software (no DRM device): it pairs only with a CPU OpenCL device";
+        *why = "the EGL display renders in software (" +
+               (display.driver.empty() ? std::string("no DRM device") : "driver " + display.driver) +
+               "): it pairs only with a CPU OpenCL device";
         return Match::no;
     }
     if (cpu) {

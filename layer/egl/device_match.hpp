@@ -17,7 +17,8 @@ struct PciAddress {
 
 // What the EGL display runs on (EGL_EXT_device_query).
 struct DisplayDevice {
-    bool software = false;     // EGL_MESA_device_software, or no DRM node at all
+    bool software = false;     // EGL_MESA_device_software, a software driver, or no DRM node at all
+    std::string driver;        // EGL_MESA_query_driver's name ("swrast", "kms_swrast", "iris"...), if known
     std::string drm_node;      // EGL_DRM_RENDER_NODE_FILE_EXT or EGL_DRM_DEVICE_FILE_EXT; empty: none
     bool has_pci = false;      // the node's PCI address, from sysfs
     PciAddress pci;

@@ -58,6 +58,7 @@ void load() {
     proc("eglExportDMABUFImageMESA", &api.ExportDMABUFImageMESA);
     proc("eglQueryDisplayAttribEXT", &api.QueryDisplayAttribEXT);
     proc("eglQueryDeviceStringEXT", &api.QueryDeviceStringEXT);
+    proc("eglGetDisplayDriverName", &api.GetDisplayDriverName);
     proc("glGenTextures", &api.GenTextures);
     proc("glDeleteTextures", &api.DeleteTextures);
     proc("glBindTexture", &api.BindTexture);

@@ -48,6 +48,7 @@ struct EglApi {
     PFNEGLEXPORTDMABUFIMAGEMESAPROC ExportDMABUFImageMESA = nullptr;
     PFNEGLQUERYDISPLAYATTRIBEXTPROC QueryDisplayAttribEXT = nullptr;
     PFNEGLQUERYDEVICESTRINGEXTPROC QueryDeviceStringEXT = nullptr;
+    const char *(EGLAPIENTRYP GetDisplayDriverName)(EGLDisplay) = nullptr;  // EGL_MESA_query_driver
     // GLES (eglGetProcAddress; valid while a GLES context is current)
     void(GL_APIENTRYP GenTextures)(GLsizei, GLuint *) = nullptr;
     void(GL_APIENTRYP DeleteTextures)(GLsizei, const GLuint *) = nullptr;

@@ -170,10 +170,21 @@ bool query_image_size(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, int 
 DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
     DisplayDevice d;
     d.software = true;
+    // Mesa's surfaceless platform names the first render node as the
+    // display's device (measured: vgem's renderD128) even when it then
+    // renders with llvmpipe; the driver's name says what really renders.
+    if (egl.GetDisplayDriverName && egl_display_has(egl, dpy, "EGL_MESA_query_driver")) {
+        if (const char *name = egl.GetDisplayDriverName(dpy)) d.driver = name;
+        egl.GetError();
+    }
+    const bool software_driver = d.driver == "swrast" || d.driver == "kms_swrast" || d.driver == "llvmpipe" ||
+                                 d.driver == "softpipe" || d.driver == "swr";
     EGLAttrib attrib = 0;
     if (!egl.QueryDisplayAttribEXT || !egl.QueryDeviceStringEXT ||
         !egl.QueryDisplayAttribEXT(dpy, EGL_DEVICE_EXT, &attrib) || !attrib) {
         egl.GetError();
+        LOG_DEBUG("EGL display %p: no EGL device (EGL_EXT_device_query), driver %s: software", dpy,
+                  d.driver.empty() ? "(unknown)" : d.driver.c_str());
         return d;
     }
     auto dev = reinterpret_cast<EGLDeviceEXT>(attrib);
@@ -186,8 +197,10 @@ DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
     if (!node && exts.find(" EGL_EXT_device_drm ") != std::string::npos)
         node = egl.QueryDeviceStringEXT(dev, EGL_DRM_DEVICE_FILE_EXT);
     if (node) d.drm_node = node;
-    if (d.drm_node.empty()) d.software = true;
+    if (d.drm_node.empty() || software_driver) d.software = true;
     if (!d.software) d.has_pci = drm_node_pci_address(d.drm_node, &d.pci);
+    LOG_DEBUG("EGL display %p: driver %s, DRM node %s, %s", dpy, d.driver.empty() ? "(unknown)" : d.driver.c_str(),
+              d.drm_node.empty() ? "(none)" : d.drm_node.c_str(), d.software ? "software" : "hardware");
     return d;
 }
 

@@ -69,7 +69,7 @@ void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out)
 
 namespace {
 
-cl_api_clCreateImageWithProperties layer_create_image = nullptr;  // the layer's own (image import)
+decltype(cl_icd_dispatch::clCreateImageWithProperties) layer_create_image = nullptr;  // the layer's own (image import)
 
 // ---- what the ICD has itself -------------------------------------------------
 
