@@ -403,3 +403,64 @@ TEST_CASE("EGLImages: clCreateFromEGLImageKHR, acquire/release, errors", "[vm][e
     destroy_image(gl.dpy, image);
     glDeleteTextures(1, &tex);
 }
+
+TEST_CASE("GL renderbuffers and clCreateContextFromType", "[vm][gl]") {
+    Gl gl;
+    NEED_GL(gl);
+    ClPick cl;
+    REQUIRE(cl.platform);
+    const cl_context_properties props[] = {
+        CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(cl.platform),
+        CL_GL_CONTEXT_KHR,   reinterpret_cast<cl_context_properties>(gl.ctx),
+        CL_EGL_DISPLAY_KHR,  reinterpret_cast<cl_context_properties>(gl.dpy),
+        0};
+    cl_int err = CL_SUCCESS;
+    cl_context context = clCreateContextFromType(props, CL_DEVICE_TYPE_CPU, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_device_id device = nullptr;
+    REQUIRE(clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof device, &device, nullptr) == CL_SUCCESS);
+    cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+
+    // A renderbuffer GL clears to a colour.
+    GLuint rb = 0, fbo = 0;
+    glGenRenderbuffers(1, &rb);
+    glBindRenderbuffer(GL_RENDERBUFFER, rb);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, W, H);
+    glBindRenderbuffer(GL_RENDERBUFFER, 0);
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, rb);
+    REQUIRE(glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE);
+    glClearColor(0.2f, 0.4f, 0.6f, 0.8f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    std::vector<uint8_t> expected(static_cast<size_t>(W) * H * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, expected.data());
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glFinish();
+
+    cl_mem mem = clCreateFromGLRenderbuffer(context, CL_MEM_READ_ONLY, rb, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_gl_object_type type = 0;
+    cl_GLuint name = 0;
+    CHECK(clGetGLObjectInfo(mem, &type, &name) == CL_SUCCESS);
+    CHECK(type == CL_GL_OBJECT_RENDERBUFFER);
+    CHECK(name == rb);
+    cl_GLenum target = 0;
+    CHECK(clGetGLTextureInfo(mem, CL_GL_TEXTURE_TARGET, sizeof target, &target, nullptr) == CL_INVALID_GL_OBJECT);
+    REQUIRE(clEnqueueAcquireGLObjects(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    std::vector<uint8_t> seen(expected.size());
+    const size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
+    REQUIRE(clEnqueueReadImage(queue, mem, CL_TRUE, origin, region, 0, 0, seen.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    REQUIRE(clEnqueueReleaseGLObjects(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(queue) == CL_SUCCESS);
+    CHECK(seen == expected);
+
+    clReleaseMemObject(mem);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+    glDeleteFramebuffers(1, &fbo);
+    glDeleteRenderbuffers(1, &rb);
+}
