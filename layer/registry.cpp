@@ -61,7 +61,7 @@ ImportRegistry &imports() {
 
 void EventTypeRegistry::add(cl_event event, cl_command_type type) {
     std::lock_guard lock(mutex_);
-    map_[event] = type;
+    map_[event].type = type;
     count_.store(map_.size(), std::memory_order_relaxed);
 }
 
@@ -69,8 +69,23 @@ bool EventTypeRegistry::find(cl_event event, cl_command_type *type) const {
     if (empty()) return false;
     std::lock_guard lock(mutex_);
     auto it = map_.find(event);
-    if (it == map_.end()) return false;
-    *type = it->second;
+    if (it == map_.end() || !it->second.type) return false;
+    *type = it->second.type;
+    return true;
+}
+
+void EventTypeRegistry::set_failed(cl_event event, cl_int status) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(event);
+    if (it != map_.end()) it->second.status = status;
+}
+
+bool EventTypeRegistry::failed(cl_event event, cl_int *status) const {
+    if (empty()) return false;
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(event);
+    if (it == map_.end() || it->second.status >= 0) return false;
+    *status = it->second.status;
     return true;
 }
 

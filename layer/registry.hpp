@@ -84,20 +84,34 @@ private:
 ImportRegistry &imports();
 
 // Events the layer created for its own commands report the command type the
-// spec names (e.g. CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR).
+// spec names (e.g. CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR; 0 keeps the
+// ICD's) and, when the host work behind them failed, that error status.
+// Failures are reported here instead of through a failed user event: PoCL 3.1
+// aborts in pocl_update_event_failed() on that path, so the ICD only ever
+// sees successful events and the layer answers status queries and waits.
 class EventTypeRegistry {
 public:
     void add(cl_event event, cl_command_type type);
     bool find(cl_event event, cl_command_type *type) const;
+    void set_failed(cl_event event, cl_int status);
+    // The error a layer command ended with, if any.
+    bool failed(cl_event event, cl_int *status) const;
     void remove(cl_event event);
     bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
 
 private:
+    struct Entry {
+        cl_command_type type = 0;
+        cl_int status = CL_SUCCESS;
+    };
     mutable std::mutex mutex_;
-    std::unordered_map<cl_event, cl_command_type> map_;
+    std::unordered_map<cl_event, Entry> map_;
     std::atomic<size_t> count_{0};
 };
 
 EventTypeRegistry &event_types();
+// Drops `event`'s entry when the caller holds its last reference (call just
+// before releasing it).
+void release_layer_event(cl_event event);
 
 }  // namespace cldmabuf

@@ -668,8 +668,8 @@ cl_int answer(const void *data, size_t bytes, size_t size, void *value, size_t *
     return CL_SUCCESS;
 }
 
-cl_api_clGetMemObjectInfo previous_get_mem_object_info = nullptr;
-cl_api_clGetImageInfo previous_get_image_info = nullptr;
+decltype(cl_icd_dispatch::clGetMemObjectInfo) previous_get_mem_object_info = nullptr;
+decltype(cl_icd_dispatch::clGetImageInfo) previous_get_image_info = nullptr;
 
 // The layer's own query, and the internal buffer under an image kept out of
 // sight (the application gave no buffer).
