@@ -554,16 +554,10 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     std::copy(std::begin(g.region), std::end(g.region), import->image.region);
     import->image.bytes = g.bytes;
 
-    const long page = sysconf(_SC_PAGESIZE);
-    import->mapping_len = (end + page - 1) / page * page;
-    void *map = kernel().mmap(nullptr, import->mapping_len, PROT_READ | PROT_WRITE, MAP_SHARED, props.fd, 0);
-    import->mapped_writable = map != MAP_FAILED;
-    if (map == MAP_FAILED && (flags & CL_MEM_READ_ONLY))
-        map = kernel().mmap(nullptr, import->mapping_len, PROT_READ, MAP_SHARED, props.fd, 0);
-    if (map == MAP_FAILED)
+    if (int err = map_dmabuf(*import, props.fd, end, flags); err != 0)
         return fail(errcode_ret, CL_INVALID_PROPERTY,
-                    "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(errno));
-    import->mapping = map;
+                    "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(err));
+    void *map = import->mapping;
     char *pixels = static_cast<char *>(map) + import->image.offset;
 
     std::string note;

@@ -47,6 +47,18 @@ cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
     return next().clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, out->data(), nullptr);
 }
 
+int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags) {
+    const long page = sysconf(_SC_PAGESIZE);
+    import.mapping_len = (bytes + page - 1) / page * page;
+    void *map = kernel().mmap(nullptr, import.mapping_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    import.mapped_writable = map != MAP_FAILED;
+    if (map == MAP_FAILED && (flags & CL_MEM_READ_ONLY))
+        map = kernel().mmap(nullptr, import.mapping_len, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return errno;
+    import.mapping = map;
+    return 0;
+}
+
 bool device_in(const std::vector<cl_device_id> &list, cl_device_id device) {
     return std::find(list.begin(), list.end(), device) != list.end();
 }
@@ -144,18 +156,10 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     import->devices = props.has_device_list ? props.devices : ctx_devices;
     import->strategy = pick_strategy(import->devices);
 
-    // Map the dma-buf.  Writable when the fd allows it; a read-only fd is
-    // enough for an object the device only reads.
-    const long page = sysconf(_SC_PAGESIZE);
-    import->mapping_len = (size + page - 1) / page * page;
-    void *map = kernel().mmap(nullptr, import->mapping_len, PROT_READ | PROT_WRITE, MAP_SHARED, props.fd, 0);
-    import->mapped_writable = map != MAP_FAILED;
-    if (map == MAP_FAILED && (flags & CL_MEM_READ_ONLY))
-        map = kernel().mmap(nullptr, import->mapping_len, PROT_READ, MAP_SHARED, props.fd, 0);
-    if (map == MAP_FAILED)
+    if (int err = map_dmabuf(*import, props.fd, size, flags); err != 0)
         return fail(errcode_ret, CL_INVALID_PROPERTY,
-                    "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(errno));
-    import->mapping = map;
+                    "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(err));
+    void *map = import->mapping;
 
     const cl_mem_properties *icd_props = props.passthrough.empty() ? nullptr : props.passthrough.data();
     cl_int err = CL_SUCCESS;

@@ -15,6 +15,11 @@ StrategyChoice strategy_choice();
 // or a CPU device).
 bool device_shares_host_memory(cl_device_id device);
 
+// Maps the first `bytes` of the import's dma-buf (page-rounded) into
+// import->mapping: writable when the fd allows it, read-only for an object
+// the device only reads.  0 or errno.
+int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags);
+
 // Devices of a context, through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 
