@@ -90,6 +90,7 @@ uint64_t blitter_batches() {
 }  // namespace
 
 int main() {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // interleave with the layer's stderr lines
     const size_t count = 1 << 20, bytes = count * sizeof(uint32_t);
     cl_platform_id platform;
     cl_device_id device;
