@@ -76,6 +76,33 @@ cl_command_queue make_queue(cl_context ctx, cl_device_id dev, cl_command_queue_p
     return q;
 }
 
+SubDeviceContext::SubDeviceContext(cl_platform_id platform, const SubDevices &sd)
+    : ctx(make_context(platform, sd.devices)) {
+    q[0] = make_queue(ctx, sd.devices[0]);
+    q[1] = make_queue(ctx, sd.devices[1]);
+}
+
+SubDeviceContext::~SubDeviceContext() {
+    for (cl_command_queue queue : q)
+        if (queue) clReleaseCommandQueue(queue);
+    clReleaseContext(ctx);
+}
+
+AbandonableImport::AbandonableImport(const ClEnv &env)
+    : ctx(make_context(env.platform, {env.device})),
+      q(make_queue(ctx, env.device)),
+      buf(e2e::make_dmabuf(4096)),
+      mem(import_buffer(ctx, buf)),
+      gate(user_event(ctx)) {}
+
+void AbandonableImport::finish_and_release() {
+    clFinish(q);
+    clReleaseEvent(gate);
+    clReleaseMemObject(mem);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
 std::vector<AcqRel> both_functions(const ClEnv &env) {
     REQUIRE(env.acquire != nullptr);
     REQUIRE(env.release != nullptr);

@@ -119,6 +119,73 @@ struct SubDevices {
 cl_context make_context(cl_platform_id platform, const std::vector<cl_device_id> &devices);
 cl_command_queue make_queue(cl_context ctx, cl_device_id dev, cl_command_queue_properties props = 0);
 
+// A context over the two sub-devices with one queue on each (q[0] on
+// sd.devices[0], q[1] on sd.devices[1]); the queues and the context are
+// released when it goes out of scope.
+struct SubDeviceContext {
+    cl_context ctx = nullptr;
+    cl_command_queue q[2] = {nullptr, nullptr};
+    SubDeviceContext(cl_platform_id platform, const SubDevices &sd);
+    ~SubDeviceContext();
+    SubDeviceContext(const SubDeviceContext &) = delete;
+    SubDeviceContext &operator=(const SubDeviceContext &) = delete;
+};
+
+// A user event of ctx (CL_SUBMITTED until the test sets its status).
+inline cl_event user_event(cl_context ctx) {
+    cl_int err = CL_SUCCESS;
+    cl_event e = clCreateUserEvent(ctx, &err);
+    REQUIRE(err == CL_SUCCESS);
+    return e;
+}
+
+// Acquires mem on q, then reads its first n bytes back (blocking read); both
+// must succeed.
+inline std::vector<unsigned char> acquire_and_read(const ClEnv &env, cl_command_queue q, cl_mem mem, size_t n) {
+    REQUIRE(env.acquire(q, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    std::vector<unsigned char> seen(n);
+    REQUIRE(clEnqueueReadBuffer(q, mem, CL_TRUE, 0, n, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    return seen;
+}
+
+// Releases mem on q and finishes q; both must succeed.
+inline void release_and_finish(const ClEnv &env, cl_command_queue q, cl_mem mem) {
+    REQUIRE(env.release(q, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(q) == CL_SUCCESS);
+}
+
+// Releases mem on q and waits for the release command's event to complete
+// (not just for the call to return); both must succeed.
+inline void release_and_wait(const ClEnv &env, cl_command_queue q, cl_mem mem) {
+    cl_event rel = nullptr;
+    REQUIRE(env.release(q, 1, &mem, 0, nullptr, &rel) == CL_SUCCESS);
+    REQUIRE(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    clReleaseEvent(rel);
+}
+
+// Checks that acquiring and then releasing mem on q (no wait list, event
+// NULL), and finishing q, succeed.
+inline void check_acquire_release(const ClEnv &env, cl_command_queue q, cl_mem mem) {
+    CHECK(env.acquire(q, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(env.release(q, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clFinish(q) == CL_SUCCESS);
+}
+
+// A context and queue of their own on env's device, one 4 KiB import in that
+// context and one user event (`gate`), for tests whose command may stay stuck
+// behind a failed event: such a test abandons all of it rather than wait, so
+// nothing is released unless it calls finish_and_release().
+struct AbandonableImport {
+    cl_context ctx = nullptr;
+    cl_command_queue q = nullptr;
+    Dmabuf buf;
+    cl_mem mem = nullptr;
+    cl_event gate = nullptr;
+    explicit AbandonableImport(const ClEnv &env);
+    // clFinish(q), then releases gate, mem, q and ctx.
+    void finish_and_release();
+};
+
 // The acquire/release entry points as a pair, for tests that check both.
 struct AcqRel {
     const char *name;

@@ -107,23 +107,17 @@ TEST_CASE("A5: CL_INVALID_COMMAND_QUEUE for a queue whose device is not in the d
     ClEnv env;
     SubDevices sd(env.device);
     REQUIRE_SUBDEVICES(sd);
-    cl_context ctx = make_context(env.platform, sd.devices);
-    cl_command_queue listed = make_queue(ctx, sd.devices[0]);
-    cl_command_queue unlisted = make_queue(ctx, sd.devices[1]);
+    SubDeviceContext two(env.platform, sd);
+    cl_command_queue listed = two.q[0], unlisted = two.q[1];
     Dmabuf buf = e2e::make_dmabuf(4096);
-    cl_mem mem = import_buffer(ctx, buf, 0, {kDeviceList, dev_prop(sd.devices[0]), kDeviceListEnd});
+    cl_mem mem = import_buffer(two.ctx, buf, 0, {kDeviceList, dev_prop(sd.devices[0]), kDeviceListEnd});
     for (const AcqRel &f : both_functions(env)) {
         INFO(f.name);
         CHECK(f.fn(unlisted, 1, &mem, 0, nullptr, nullptr) == CL_INVALID_COMMAND_QUEUE);
     }
     // The listed device's queue is fine.
-    CHECK(env.acquire(listed, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    CHECK(env.release(listed, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    CHECK(clFinish(listed) == CL_SUCCESS);
+    check_acquire_release(env, listed, mem);
     clReleaseMemObject(mem);
-    clReleaseCommandQueue(listed);
-    clReleaseCommandQueue(unlisted);
-    clReleaseContext(ctx);
 }
 
 // "if one or more of mem_objects belong to a context that does not contain a
@@ -177,9 +171,7 @@ namespace {
 // num_events_in_wait_list is 0, or if event objects in event_wait_list are
 // not valid events."
 void check_wait_list_errors(const ClEnv &env, clEnqueueAcquireExternalMemObjectsKHR_fn fn) {
-    cl_int err = CL_SUCCESS;
-    cl_event user = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event user = user_event(env.context);
     cl_event invalid = nullptr;
     CHECK(fn(env.queue, 0, nullptr, 1, nullptr, nullptr) == CL_INVALID_EVENT_WAIT_LIST);
     CHECK(fn(env.queue, 0, nullptr, 0, &user, nullptr) == CL_INVALID_EVENT_WAIT_LIST);
@@ -223,16 +215,11 @@ TEST_CASE("A9: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST for an already faile
     ClEnv env;
     for (const AcqRel &f : both_functions(env)) {
         INFO(f.name);
-        cl_context ctx = make_context(env.platform, {env.device});
-        cl_command_queue q = make_queue(ctx, env.device);
-        Dmabuf buf = e2e::make_dmabuf(4096);
-        cl_mem mem = import_buffer(ctx, buf);
-        cl_int err = CL_SUCCESS;
-        cl_event failed = clCreateUserEvent(ctx, &err);
-        REQUIRE(err == CL_SUCCESS);
+        AbandonableImport o(env);
+        cl_event failed = o.gate;
         REQUIRE(clSetUserEventStatus(failed, -1) == CL_SUCCESS);
         cl_event ev = nullptr;
-        err = f.fn(q, 1, &mem, 1, &failed, &ev);
+        const cl_int err = f.fn(o.q, 1, &o.mem, 1, &failed, &ev);
         CHECK(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
         if (err == CL_SUCCESS) {
             REQUIRE(ev != nullptr);
@@ -241,11 +228,7 @@ TEST_CASE("A9: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST for an already faile
             if (s >= 0) continue;  // stuck behind the failed event: abandon q/ctx, never wait on them
             clReleaseEvent(ev);
         }
-        clFinish(q);
-        clReleaseEvent(failed);
-        clReleaseMemObject(mem);
-        clReleaseCommandQueue(q);
-        clReleaseContext(ctx);
+        o.finish_and_release();
     }
 }
 
@@ -265,27 +248,17 @@ TEST_CASE("A9b: a wait-list event failing after enqueue: the command never compl
     ClEnv env;
     for (const AcqRel &f : both_functions(env)) {
         INFO(f.name);
-        cl_context ctx = make_context(env.platform, {env.device});
-        cl_command_queue q = make_queue(ctx, env.device);
-        Dmabuf buf = e2e::make_dmabuf(4096);
-        cl_mem mem = import_buffer(ctx, buf);
-        cl_int err = CL_SUCCESS;
-        cl_event gate = clCreateUserEvent(ctx, &err);
-        REQUIRE(err == CL_SUCCESS);
+        AbandonableImport o(env);
         cl_event ev = nullptr;
-        REQUIRE(f.fn(q, 1, &mem, 1, &gate, &ev) == CL_SUCCESS);
+        REQUIRE(f.fn(o.q, 1, &o.mem, 1, &o.gate, &ev) == CL_SUCCESS);
         sleep_ms(20);
-        REQUIRE(clSetUserEventStatus(gate, -7) == CL_SUCCESS);
+        REQUIRE(clSetUserEventStatus(o.gate, -7) == CL_SUCCESS);
         const cl_int s = wait_status(ev, 500);
         CHECK(s != CL_COMPLETE);
         CHECK(s != CL_RUNNING);
         if (s >= 0) continue;  // never ran: abandon q/ctx
         clReleaseEvent(ev);
-        clFinish(q);
-        clReleaseEvent(gate);
-        clReleaseMemObject(mem);
-        clReleaseCommandQueue(q);
-        clReleaseContext(ctx);
+        o.finish_and_release();
     }
 }
 
@@ -299,9 +272,7 @@ TEST_CASE("A10: no objects: succeeds after the wait list is satisfied and comple
     ClEnv env;
     for (const AcqRel &f : both_functions(env)) {
         INFO(f.name);
-        cl_int err = CL_SUCCESS;
-        cl_event gate = clCreateUserEvent(env.context, &err);
-        REQUIRE(err == CL_SUCCESS);
+        cl_event gate = user_event(env.context);
         cl_event ev = nullptr;
         REQUIRE(f.fn(env.queue, 0, nullptr, 1, &gate, &ev) == CL_SUCCESS);
         REQUIRE(ev != nullptr);
@@ -363,9 +334,7 @@ TEST_CASE("A12: an import's acquire and release wait for their wait list, then c
     cl_mem mem = import_buffer(env.context, buf);
     for (const AcqRel &f : both_functions(env)) {
         INFO(f.name);
-        cl_int err = CL_SUCCESS;
-        cl_event gate = clCreateUserEvent(env.context, &err);
-        REQUIRE(err == CL_SUCCESS);
+        cl_event gate = user_event(env.context);
         cl_event ev = nullptr;
         REQUIRE(f.fn(env.queue, 1, &mem, 1, &gate, &ev) == CL_SUCCESS);
         sleep_ms(50);
@@ -391,9 +360,7 @@ TEST_CASE("A13: event may be NULL", "[spec][acquire][events]") {
     ClEnv env;
     Dmabuf buf = e2e::make_dmabuf(4096);
     cl_mem mem = import_buffer(env.context, buf);
-    CHECK(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    CHECK(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    check_acquire_release(env, env.queue, mem);  // acquire and release both with event == NULL
     clReleaseMemObject(mem);
 }
 
@@ -441,18 +408,13 @@ TEST_CASE("A15: after acquire OpenCL sees the dma-buf's contents; after release 
     Mapping view(buf);
     fill_pattern(view.bytes(), n, 7);  // written "by the other API"
     cl_mem mem = import_buffer(env.context, buf);
-    REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    std::vector<unsigned char> seen(n);
-    REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, n, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    const std::vector<unsigned char> seen = acquire_and_read(env, env.queue, mem, n);
     CHECK(has_pattern(seen.data(), n, 7));
     std::vector<unsigned char> next(n);
     fill_pattern(next.data(), n, 99);
     REQUIRE(clEnqueueWriteBuffer(env.queue, mem, CL_FALSE, 0, n, next.data(), 0, nullptr, nullptr) == CL_SUCCESS);
-    cl_event rel = nullptr;
-    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, &rel) == CL_SUCCESS);
-    REQUIRE(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    release_and_wait(env, env.queue, mem);
     CHECK(has_pattern(view.bytes(), n, 99));
-    clReleaseEvent(rel);
     clReleaseMemObject(mem);
 }
 
@@ -492,14 +454,13 @@ TEST_CASE("A17: acquired for all listed devices: acquire on one device, use and 
     ClEnv env;
     SubDevices sd(env.device);
     REQUIRE_SUBDEVICES(sd);
-    cl_context ctx = make_context(env.platform, sd.devices);
-    cl_command_queue q0 = make_queue(ctx, sd.devices[0]);
-    cl_command_queue q1 = make_queue(ctx, sd.devices[1]);
+    SubDeviceContext two(env.platform, sd);
+    cl_command_queue q0 = two.q[0], q1 = two.q[1];
     Dmabuf buf = e2e::make_dmabuf(4096);
     const size_t n = buf.size;
     Mapping view(buf);
     fill_pattern(view.bytes(), n, 3);
-    cl_mem mem = import_buffer(ctx, buf, 0,
+    cl_mem mem = import_buffer(two.ctx, buf, 0,
                                {kDeviceList, dev_prop(sd.devices[0]), dev_prop(sd.devices[1]), kDeviceListEnd});
     cl_event acq = nullptr, rd = nullptr, wr = nullptr, rel = nullptr;
     REQUIRE(env.acquire(q0, 1, &mem, 0, nullptr, &acq) == CL_SUCCESS);
@@ -514,9 +475,6 @@ TEST_CASE("A17: acquired for all listed devices: acquire on one device, use and 
     for (cl_event e : {acq, rd, wr, rel}) clReleaseEvent(e);
     clFinish(q0);
     clReleaseMemObject(mem);
-    clReleaseCommandQueue(q0);
-    clReleaseCommandQueue(q1);
-    clReleaseContext(ctx);
 }
 
 // num_mem_objects/mem_objects: "the number of memory objects to acquire" /

@@ -51,20 +51,11 @@ TEST_CASE("P2: without a device handle list the import is usable on every device
     ClEnv env;
     SubDevices sd(env.device);
     REQUIRE_SUBDEVICES(sd);
-    cl_context ctx = make_context(env.platform, sd.devices);
-    cl_command_queue q0 = make_queue(ctx, sd.devices[0]);
-    cl_command_queue q1 = make_queue(ctx, sd.devices[1]);
+    SubDeviceContext two(env.platform, sd);
     Dmabuf buf = e2e::make_dmabuf(4096);
-    cl_mem mem = import_buffer(ctx, buf);
-    for (cl_command_queue q : {q0, q1}) {
-        CHECK(env.acquire(q, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-        CHECK(env.release(q, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-        CHECK(clFinish(q) == CL_SUCCESS);
-    }
+    cl_mem mem = import_buffer(two.ctx, buf);
+    for (cl_command_queue q : two.q) check_acquire_release(env, q, mem);
     clReleaseMemObject(mem);
-    clReleaseCommandQueue(q0);
-    clReleaseCommandQueue(q1);
-    clReleaseContext(ctx);
 }
 
 // CL_MEM_DEVICE_HANDLE_LIST_KHR: "Specifies the list of OpenCL devices

@@ -96,13 +96,10 @@ TEST_CASE("O2: a sub-buffer of an import aliases the dma-buf at its origin", "[s
     CHECK(std::memcmp(seen.data(), want.data() + origin, 4096) == 0);
     std::vector<unsigned char> ones(4096, 0xA5);
     REQUIRE(clEnqueueWriteBuffer(env.queue, sub, CL_TRUE, 0, 4096, ones.data(), 0, nullptr, nullptr) == CL_SUCCESS);
-    cl_event rel = nullptr;
-    REQUIRE(env.release(env.queue, 1, &parent, 0, nullptr, &rel) == CL_SUCCESS);
-    REQUIRE(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    release_and_wait(env, env.queue, parent);
     CHECK(std::memcmp(view.bytes() + origin, ones.data(), 4096) == 0);
     CHECK(std::memcmp(view.bytes(), want.data(), origin) == 0);  // outside the sub-buffer: untouched
     CHECK(std::memcmp(view.bytes() + origin + 4096, want.data() + origin + 4096, total - origin - 4096) == 0);
-    clReleaseEvent(rel);
     clReleaseMemObject(sub);
     clReleaseMemObject(parent);
 }
@@ -158,8 +155,7 @@ TEST_CASE("O4: clEnqueueMigrateMemObjects on an acquired import succeeds and kee
     std::vector<unsigned char> seen(n);
     REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, n, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(has_pattern(seen.data(), n, 17));
-    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    release_and_finish(env, env.queue, mem);
     CHECK(has_pattern(view.bytes(), n, 17));
     clReleaseMemObject(mem);
 }
@@ -172,29 +168,24 @@ TEST_CASE("O5: migrating an import between two listed devices keeps its contents
     ClEnv env;
     SubDevices sd(env.device);
     REQUIRE_SUBDEVICES(sd);
-    cl_context ctx = make_context(env.platform, sd.devices);
-    cl_command_queue q0 = make_queue(ctx, sd.devices[0]);
-    cl_command_queue q1 = make_queue(ctx, sd.devices[1]);
+    SubDeviceContext two(env.platform, sd);
+    cl_command_queue q0 = two.q[0], q1 = two.q[1];
     Dmabuf buf = e2e::make_dmabuf(4096);
     const size_t n = buf.size;
     Mapping view(buf);
     fill_pattern(view.bytes(), n, 23);
-    cl_mem mem = import_buffer(ctx, buf);
+    cl_mem mem = import_buffer(two.ctx, buf);
     cl_event acq = nullptr, mig = nullptr;
     REQUIRE(env.acquire(q0, 1, &mem, 0, nullptr, &acq) == CL_SUCCESS);
     REQUIRE(clEnqueueMigrateMemObjects(q1, 1, &mem, 0, 1, &acq, &mig) == CL_SUCCESS);
     std::vector<unsigned char> seen(n);
     REQUIRE(clEnqueueReadBuffer(q1, mem, CL_TRUE, 0, n, seen.data(), 1, &mig, nullptr) == CL_SUCCESS);
     CHECK(has_pattern(seen.data(), n, 23));
-    REQUIRE(env.release(q1, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(q1) == CL_SUCCESS);
+    release_and_finish(env, q1, mem);
     REQUIRE(clFinish(q0) == CL_SUCCESS);
     clReleaseEvent(acq);
     clReleaseEvent(mig);
     clReleaseMemObject(mem);
-    clReleaseCommandQueue(q0);
-    clReleaseCommandQueue(q1);
-    clReleaseContext(ctx);
 }
 
 // --------------------------------------------------------------- lifetime
@@ -247,9 +238,7 @@ TEST_CASE("O7: an import released while its acquire is pending is destroyed only
     cl_mem mem = import_buffer(env.context, buf);
     Destroyed d;
     REQUIRE(clSetMemObjectDestructorCallback(mem, count_destroyed, &d) == CL_SUCCESS);
-    cl_int err = CL_SUCCESS;
-    cl_event gate = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event gate = user_event(env.context);
     cl_event acq = nullptr, rel = nullptr;
     REQUIRE(env.acquire(env.queue, 1, &mem, 1, &gate, &acq) == CL_SUCCESS);
     REQUIRE(env.release(env.queue, 1, &mem, 1, &acq, &rel) == CL_SUCCESS);
@@ -289,22 +278,16 @@ TEST_CASE("O8: importing one payload twice in a context and into another context
     CHECK(a != c);
     CHECK(b != c);
     // Write through a; b and c (same payload) see it after their own acquire.
-    std::vector<unsigned char> data(4096), seen(4096);
+    std::vector<unsigned char> data(4096);
     fill_pattern(data.data(), 4096, 31);
     REQUIRE(env.acquire(env.queue, 1, &a, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clEnqueueWriteBuffer(env.queue, a, CL_TRUE, 0, 4096, data.data(), 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(env.release(env.queue, 1, &a, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    REQUIRE(env.acquire(env.queue, 1, &b, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clEnqueueReadBuffer(env.queue, b, CL_TRUE, 0, 4096, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(env.release(env.queue, 1, &b, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    release_and_finish(env, env.queue, a);
+    std::vector<unsigned char> seen = acquire_and_read(env, env.queue, b, 4096);
+    release_and_finish(env, env.queue, b);
     CHECK(has_pattern(seen.data(), 4096, 31));
-    std::fill(seen.begin(), seen.end(), 0);
-    REQUIRE(env.acquire(oq, 1, &c, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clEnqueueReadBuffer(oq, c, CL_TRUE, 0, 4096, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(env.release(oq, 1, &c, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(oq) == CL_SUCCESS);
+    seen = acquire_and_read(env, oq, c, 4096);
+    release_and_finish(env, oq, c);
     CHECK(has_pattern(seen.data(), 4096, 31));
     for (cl_mem m : {a, b, c}) clReleaseMemObject(m);
     clReleaseCommandQueue(oq);
@@ -374,12 +357,9 @@ TEST_CASE("D3: the import holds a reference to the payload after the application
     mine.size = n;
     cl_mem mem = import_buffer(env.context, mine);
     buf.reset();  // the application's last own reference to the dma-buf
-    REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    std::vector<unsigned char> seen(n);
-    REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, n, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    const std::vector<unsigned char> seen = acquire_and_read(env, env.queue, mem, n);
     CHECK(has_pattern(seen.data(), n, 41));
-    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    release_and_finish(env, env.queue, mem);
     clReleaseMemObject(mem);
 }
 
@@ -405,11 +385,8 @@ TEST_CASE("D4: host access through OpenCL (map/unmap) while acquired reaches the
     CHECK(has_pattern(p, n, 51));
     fill_pattern(p, n, 52);
     REQUIRE(clEnqueueUnmapMemObject(env.queue, mem, p, 0, nullptr, nullptr) == CL_SUCCESS);
-    cl_event rel = nullptr;
-    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, &rel) == CL_SUCCESS);
-    REQUIRE(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    release_and_wait(env, env.queue, mem);
     CHECK(has_pattern(view.bytes(), n, 52));
-    clReleaseEvent(rel);
     clReleaseMemObject(mem);
 }
 
@@ -423,11 +400,8 @@ TEST_CASE("D5: an import smaller than the dma-buf covers its first size bytes", 
     Mapping view(buf);
     fill_pattern(view.bytes(), buf.size, 61);
     cl_mem mem = import_buffer(env.context, buf, 4096);
-    REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    std::vector<unsigned char> seen(4096);
-    REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, 4096, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    const std::vector<unsigned char> seen = acquire_and_read(env, env.queue, mem, 4096);
     CHECK(has_pattern(seen.data(), 4096, 61));
-    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    release_and_finish(env, env.queue, mem);
     clReleaseMemObject(mem);
 }
