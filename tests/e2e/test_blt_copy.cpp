@@ -381,6 +381,12 @@ TEST_CASE("[blt] sub-buffers of imports: copies land at the right place, overlap
 TEST_CASE("[blt] argument errors follow the spec; zero size behaves as the ICD's own", "[blt]") {
     REQUIRE_DMABUF();
     ClEnv env;
+    // Without the blitter every one of these copies is the ICD's.  rusticl
+    // (Mesa 25.0.7, VM lane) accepts src_offset = SIZE_MAX, fails the copy
+    // at execution with CL_OUT_OF_HOST_MEMORY and keeps that error on the
+    // queue: its own answer, which this test is not about.
+    if (!expect_blt() && env.platform_name.find("rusticl") != std::string::npos)
+        SKIP("rusticl's own argument checks (no blitter here)");
     constexpr size_t N = 65536 + 1000;  // not page-sized: bounds are the cl_mem's, not the dma-buf's
     Imported a(env, N), b(env, N);
     const uint64_t before = sim().executed();
@@ -421,14 +427,8 @@ TEST_CASE("[blt] argument errors follow the spec; zero size behaves as the ICD's
     CHECK(copy_rect(env, env.queue, a.mem, a.mem, inter2) == CL_MEM_COPY_OVERLAP);
     Rect down{{0, 0, 0}, {60, 0, 0}, {16, 8, 1}, 64, 0, 64, 0};  // dst row y starts in src row y+1
     CHECK(copy_rect(env, env.queue, a.mem, a.mem, down) == CL_MEM_COPY_OVERLAP);
-    // Without the blitter these copies are the ICD's own; rusticl 25.0
-    // (VM lane) finishes this batch of same-buffer rect copies with
-    // CL_OUT_OF_HOST_MEMORY, which is its answer, not the layer's.
-    const cl_int finished = clFinish(env.queue);
-    if (expect_blt()) {
-        REQUIRE(finished == CL_SUCCESS);
-        CHECK(sim().executed() - before == 4);
-    }
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    if (expect_blt()) CHECK(sim().executed() - before == 4);
 
     // Size 0 and a zero-sized wait-list mismatch: whatever the ICD says for
     // plain buffers, it says for imports too.
@@ -441,9 +441,7 @@ TEST_CASE("[blt] argument errors follow the spec; zero size behaves as the ICD's
     const cl_int plain_wl = clEnqueueCopyBuffer(env.queue, p, q, 0, 0, 4, 1, nullptr, nullptr);
     CHECK(plain_wl == CL_INVALID_EVENT_WAIT_LIST);
     CHECK(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 0, 0, 4, 1, nullptr, nullptr) == plain_wl);
-    // rusticl keeps reporting the queue's earlier error from clFinish (see above).
-    if (expect_blt()) REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    else clFinish(env.queue);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     clReleaseMemObject(p);
     clReleaseMemObject(q);
 }
