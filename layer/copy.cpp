@@ -140,6 +140,24 @@ cl_int enqueue_step(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_t
     return enqueue_host_step(std::move(step), event);
 }
 
+// Whether a copy between src and dst goes to the blitter (true, *t filled),
+// to the ICD (false, *status CL_SUCCESS; a fallback of an import is counted),
+// or is refused with the spec's error (false, *status).  Plain buffers cost
+// two map lookups while imports exist, nothing otherwise.
+bool take_blitter(cl_command_queue queue, cl_mem src, cl_mem dst, Target *t, cl_int *status) {
+    *status = CL_SUCCESS;
+    if (imports().empty()) return false;
+    size_t src_base = 0, dst_base = 0;
+    auto si = imports().find(src, &src_base);
+    auto di = imports().find(dst, &dst_base);
+    if (!si && !di) return false;  // plain buffers
+    if (const char *why = classify(queue, src, dst, si, src_base, di, dst_base, t, status)) {
+        if (*status == CL_SUCCESS) stats().count_fallback(why);
+        return false;
+    }
+    return true;
+}
+
 cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
                                size_t dst_offset, size_t size, cl_uint num_events, const cl_event *wait_list,
                                cl_event *event) {
@@ -147,19 +165,9 @@ cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, s
         return next().clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, num_events, wait_list,
                                           event);
     };
-    if (imports().empty()) return pass();
-    size_t src_base = 0, dst_base = 0;
-    auto si = imports().find(src, &src_base);
-    auto di = imports().find(dst, &dst_base);
-    if (!si && !di) return pass();  // plain buffers
-
     Target t;
     cl_int status;
-    if (const char *why = classify(queue, src, dst, si, src_base, di, dst_base, &t, &status)) {
-        if (status != CL_SUCCESS) return status;
-        stats().count_fallback(why);
-        return pass();
-    }
+    if (!take_blitter(queue, src, dst, &t, &status)) return status != CL_SUCCESS ? status : pass();
     // The spec is not uniform about size 0 across versions: the ICD decides.
     if (size == 0) {
         stats().count_fallback("zero-size copy (ICD decides)");
@@ -188,19 +196,9 @@ cl_int CL_API_CALL copy_buffer_rect(cl_command_queue queue, cl_mem src, cl_mem d
                                               src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events,
                                               wait_list, event);
     };
-    if (imports().empty()) return pass();
-    size_t src_base = 0, dst_base = 0;
-    auto si = imports().find(src, &src_base);
-    auto di = imports().find(dst, &dst_base);
-    if (!si && !di) return pass();
-
     Target t;
     cl_int status;
-    if (const char *why = classify(queue, src, dst, si, src_base, di, dst_base, &t, &status)) {
-        if (status != CL_SUCCESS) return status;
-        stats().count_fallback(why);
-        return pass();
-    }
+    if (!take_blitter(queue, src, dst, &t, &status)) return status != CL_SUCCESS ? status : pass();
     i915::RectArgs r;
     if (cl_int err = i915::normalize_rect(src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
                                           dst_row_pitch, dst_slice_pitch, t.src_side, t.dst_side, &r);
