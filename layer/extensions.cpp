@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "layer/param_answer.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/ext/acquire_release.hpp"
@@ -31,15 +32,6 @@ std::vector<AddedExtension> all_added() {
     return list;
 }
 const cl_external_memory_handle_type_khr import_types[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};
-
-cl_int answer(const void *data, size_t bytes, size_t size, void *value, size_t *size_ret) {
-    if (value) {
-        if (size < bytes) return CL_INVALID_VALUE;
-        if (bytes) std::memcpy(value, data, bytes);
-    }
-    if (size_ret) *size_ret = bytes;
-    return CL_SUCCESS;
-}
 
 bool has_word(const std::string &list, const char *word) {
     const size_t len = std::strlen(word);

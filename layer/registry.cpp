@@ -1,6 +1,5 @@
 #include "layer/registry.hpp"
 
-#include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 
 namespace cldmabuf {
@@ -29,29 +28,26 @@ std::shared_ptr<Import> ImportRegistry::remove(cl_mem mem) {
 
 std::shared_ptr<Import> ImportRegistry::find(cl_mem mem, size_t *offset) const {
     if (empty() || !mem) return nullptr;
-    {
-        std::shared_lock lock(mutex_);
-        auto it = map_.find(mem);
-        if (it != map_.end()) {
-            if (offset) *offset = 0;
-            return it->second;
-        }
-    }
-    // A sub-buffer shares its parent's storage: resolve it through the ICD.
-    cl_mem parent = nullptr;
-    if (next().clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) !=
-            CL_SUCCESS ||
-        !parent)
-        return nullptr;
     std::shared_lock lock(mutex_);
-    auto it = map_.find(parent);
-    if (it == map_.end()) return nullptr;
-    if (offset) {
-        size_t origin = 0;
-        next().clGetMemObjectInfo(mem, CL_MEM_OFFSET, sizeof origin, &origin, nullptr);
-        *offset = origin;
+    if (auto it = map_.find(mem); it != map_.end()) {
+        if (offset) *offset = 0;
+        return it->second;
     }
-    return it->second;
+    if (auto it = subs_.find(mem); it != subs_.end()) {
+        if (offset) *offset = it->second.origin;
+        return it->second.parent;
+    }
+    return nullptr;
+}
+
+void ImportRegistry::add_sub(cl_mem sub, const std::shared_ptr<Import> &parent, size_t origin) {
+    std::unique_lock lock(mutex_);
+    subs_[sub] = Sub{parent, origin};
+}
+
+void ImportRegistry::remove_sub(cl_mem sub) {
+    std::unique_lock lock(mutex_);
+    subs_.erase(sub);
 }
 
 ImportRegistry &imports() {

@@ -71,13 +71,24 @@ public:
     std::shared_ptr<Import> remove(cl_mem mem);
     // The import behind `mem` (or behind its parent when `mem` is a
     // sub-buffer of an import: `offset` then receives the origin).
+    // Map lookups only: no ICD call, so plain buffers on intercepted calls
+    // (copies, maps) cost two hash lookups while imports exist.
     std::shared_ptr<Import> find(cl_mem mem, size_t *offset = nullptr) const;
+    // Sub-buffers of imports, recorded by the clCreateSubBuffer override and
+    // dropped by the sub-buffer's destructor callback.
+    void add_sub(cl_mem sub, const std::shared_ptr<Import> &parent, size_t origin);
+    void remove_sub(cl_mem sub);
     bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
     size_t size() const { return count_.load(std::memory_order_relaxed); }
 
 private:
+    struct Sub {
+        std::shared_ptr<Import> parent;
+        size_t origin;
+    };
     mutable std::shared_mutex mutex_;
     std::unordered_map<cl_mem, std::shared_ptr<Import>> map_;
+    std::unordered_map<cl_mem, Sub> subs_;
     std::atomic<size_t> count_{0};
 };
 

@@ -23,6 +23,7 @@
 #include <drm_fourcc.h>
 
 #include "CL/cl_ext_cldmabuf.h"
+#include "layer/param_answer.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/egl/device_match.hpp"
 #include "layer/egl/egl.hpp"
@@ -564,15 +565,6 @@ cl_context mem_context(cl_mem mem) {
     if (next().clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
         return nullptr;
     return context;
-}
-
-cl_int answer(const void *data, size_t bytes, size_t size, void *value, size_t *size_ret) {
-    if (value) {
-        if (size < bytes) return CL_INVALID_VALUE;
-        if (bytes) std::memcpy(value, data, bytes);
-    }
-    if (size_ret) *size_ret = bytes;
-    return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL get_gl_object_info(cl_mem mem, cl_gl_object_type *type, cl_GLuint *name) {

@@ -19,6 +19,7 @@
 // reach a device-side copy out of the image) and falls back to the copy
 // route when the ICD keeps its own storage.  docs/images.md has the routes
 // each ICD got.
+#include "layer/param_answer.hpp"
 #include "layer/ext/image_import.hpp"
 
 #include <sys/mman.h>
@@ -162,10 +163,7 @@ size_t image_element_size(const cl_image_format &f) {
 namespace {
 
 cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
-    LOG_ERROR("image import refused: %s", why.c_str());
-    stats().import_errors++;
-    if (errcode_ret) *errcode_ret = err;
-    return nullptr;
+    return refuse_import(errcode_ret, err, "image import", why);
 }
 
 template <typename T>
@@ -652,15 +650,6 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
 }
 
 // ---- queries -------------------------------------------------------------------
-
-cl_int answer(const void *data, size_t bytes, size_t size, void *value, size_t *size_ret) {
-    if (value) {
-        if (size < bytes) return CL_INVALID_VALUE;
-        if (bytes) std::memcpy(value, data, bytes);
-    }
-    if (size_ret) *size_ret = bytes;
-    return CL_SUCCESS;
-}
 
 decltype(cl_icd_dispatch::clGetMemObjectInfo) previous_get_mem_object_info = nullptr;
 decltype(cl_icd_dispatch::clGetImageInfo) previous_get_image_info = nullptr;

@@ -1,3 +1,4 @@
+#include "layer/param_answer.hpp"
 #include "layer/ext/import.hpp"
 
 #include <sys/mman.h>
@@ -74,13 +75,17 @@ bool device_or_parent_in(const std::vector<cl_device_id> &list, cl_device_id dev
     return false;
 }
 
-namespace {
-
-cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
-    LOG_ERROR("import refused: %s", why.c_str());
+cl_mem refuse_import(cl_int *errcode_ret, cl_int err, const char *what, const std::string &why) {
+    LOG_ERROR("%s refused: %s", what, why.c_str());
     stats().import_errors++;
     if (errcode_ret) *errcode_ret = err;
     return nullptr;
+}
+
+namespace {
+
+cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+    return refuse_import(errcode_ret, err, "import", why);
 }
 
 // Runs when the ICD destroys the object (after the application's own
@@ -198,16 +203,6 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     return mem;
 }
 
-template <typename T>
-cl_int answer(const T *data, size_t bytes, size_t size, void *value, size_t *size_ret) {
-    if (value) {
-        if (size < bytes) return CL_INVALID_VALUE;
-        if (bytes) std::memcpy(value, data, bytes);
-    }
-    if (size_ret) *size_ret = bytes;
-    return CL_SUCCESS;
-}
-
 // The application sees the object as it created it: its own flags and
 // property list, and no host pointer (the mapping is the layer's business).
 cl_int CL_API_CALL get_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
@@ -247,9 +242,26 @@ cl_int CL_API_CALL get_mem_object_info(cl_mem mem, cl_mem_info name, size_t size
     return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
 }
 
+void CL_CALLBACK forget_sub_buffer(cl_mem sub, void *) { imports().remove_sub(sub); }
+
+// Sub-buffers of imports are recorded here, once, so that lookups on the
+// intercepted hot paths never have to ask the ICD for a buffer's parent.
+cl_mem CL_API_CALL create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                                     const void *info, cl_int *errcode_ret) {
+    cl_mem sub = next().clCreateSubBuffer(parent, flags, type, info, errcode_ret);
+    if (!sub || imports().empty()) return sub;
+    auto import = imports().find(parent);
+    if (!import || import->mem != parent || type != CL_BUFFER_CREATE_TYPE_REGION) return sub;
+    imports().add_sub(sub, import, static_cast<const cl_buffer_region *>(info)->origin);
+    if (next().clSetMemObjectDestructorCallback(sub, forget_sub_buffer, nullptr) != CL_SUCCESS)
+        imports().remove_sub(sub);  // unregistered rather than stale
+    return sub;
+}
+
 }  // namespace
 
 void install_import_overrides(cl_icd_dispatch &table) {
+    table.clCreateSubBuffer = create_sub_buffer;
     table.clCreateBufferWithProperties = create_buffer_with_properties;
     table.clGetMemObjectInfo = get_mem_object_info;
 }

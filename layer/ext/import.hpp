@@ -1,6 +1,9 @@
 // Import of a dma-buf fd into a cl_mem (clCreateBufferWithProperties).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "layer/cl_compat.h"
 #include "layer/registry.hpp"
 
@@ -19,6 +22,10 @@ bool device_shares_host_memory(cl_device_id device);
 // import->mapping: writable when the fd allows it, read-only for an object
 // the device only reads.  0 or errno.
 int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags);
+
+// A refused import: one log line (`what` names the kind), counted, the
+// spec's code through errcode_ret.  Returns NULL for the caller to return.
+cl_mem refuse_import(cl_int *errcode_ret, cl_int err, const char *what, const std::string &why);
 
 // Devices of a context, through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
