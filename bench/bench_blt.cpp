@@ -2,6 +2,7 @@
 // ioctl through the kernel seam) against a trivial fake KernelOps that accepts
 // everything, and "blits per copy" for a fixed case set.  No GPU involved:
 // the numbers are host CPU time only.
+#include <cerrno>
 #include <drm.h>
 #include <i915_drm.h>
 #include <sys/mman.h>
@@ -62,6 +63,8 @@ public:
     off_t lseek(int, off_t, int) override { return off_t{256} << 20; }
     int fstatfs(int, struct statfs *) override { return -1; }
     std::vector<std::string> list_dir(const char *) override { return {"renderD128"}; }
+    int stat(const char *, struct stat *) override { errno = ENOENT; return -1; }
+    std::string real_path(const char *) override { errno = ENOENT; return {}; }
 
 private:
     uint32_t handles_ = 0;

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
+#include <cstdlib>
 #include <cerrno>
 
 namespace cldmabuf {
@@ -37,6 +39,11 @@ public:
         }
         ::closedir(dir);
         return names;
+    }
+    int stat(const char *path, struct stat *buf) override { return ::stat(path, buf); }
+    std::string real_path(const char *path) override {
+        char resolved[PATH_MAX];
+        return ::realpath(path, resolved) ? std::string(resolved) : std::string();
     }
 };
 

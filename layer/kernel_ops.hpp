@@ -8,6 +8,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 
@@ -31,6 +32,11 @@ public:
     virtual int fstatfs(int fd, struct statfs *buf) = 0;
     // Names in a directory (for /dev/dri discovery); empty on error.
     virtual std::vector<std::string> list_dir(const char *path) = 0;
+    // stat(2) of a path (a DRM node's major:minor for its sysfs entry).
+    virtual int stat(const char *path, struct stat *buf) = 0;
+    // realpath(3): the canonical path with every symlink resolved (sysfs
+    // device links name the PCI function); empty with errno on failure.
+    virtual std::string real_path(const char *path) = 0;
 };
 
 // The process-wide seam.  Defaults to the libc implementation.

@@ -7,13 +7,9 @@
 #include <string>
 
 #include "layer/cl_compat.h"
+#include "layer/pci_address.hpp"
 
 namespace cldmabuf {
-
-struct PciAddress {
-    uint32_t domain = 0, bus = 0, device = 0, function = 0;
-    bool operator==(const PciAddress &) const = default;
-};
 
 // What the EGL display runs on (EGL_EXT_device_query).
 struct DisplayDevice {
@@ -40,11 +36,5 @@ enum class Match {
 // A software renderer pairs only with CPU devices; a renderer on a DRM node
 // only with a device on the same PCI function.  *why explains anything but yes.
 Match match_device(const DisplayDevice &display, const ClDeviceFacts &device, std::string *why);
-
-// "0000:00:02.0" -> address; false when malformed.
-bool parse_pci_address(const std::string &text, PciAddress *out);
-
-// The PCI address of a DRM device node, through /sys/dev/char/MAJ:MIN/device.
-bool drm_node_pci_address(const std::string &node, PciAddress *out);
 
 }  // namespace cldmabuf

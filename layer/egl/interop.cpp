@@ -195,11 +195,7 @@ cl_mem fail(cl_int *errcode_ret, cl_int err, const char *what, const std::string
 ClDeviceFacts device_facts(cl_device_id device) {
     ClDeviceFacts f;
     next().clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof f.type, &f.type, nullptr);
-    cl_device_pci_bus_info_khr pci{};
-    if (next().clGetDeviceInfo(device, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, &pci, nullptr) == CL_SUCCESS) {
-        f.has_pci = true;
-        f.pci = PciAddress{pci.pci_domain, pci.pci_bus, pci.pci_device, pci.pci_function};
-    }
+    f.has_pci = cl_device_pci_address(device, &f.pci);
     return f;
 }
 

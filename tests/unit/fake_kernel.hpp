@@ -45,6 +45,8 @@ struct FakeKernel : cldmabuf::KernelOps {
         return 0;
     }
     std::vector<std::string> list_dir(const char *) override { return {}; }
+    int stat(const char *, struct stat *) override { errno = ENOENT; return -1; }
+    std::string real_path(const char *) override { errno = ENOENT; return {}; }
 };
 
 // Installs a fake for one test's scope.

@@ -103,6 +103,8 @@ public:
     std::vector<std::string> list_dir(const char *path) override {
         return std::string(path) == "/dev/dri" ? dri : std::vector<std::string>{};
     }
+    int stat(const char *, struct stat *) override { errno = ENOENT; return -1; }
+    std::string real_path(const char *) override { errno = ENOENT; return {}; }
 
     int ioctl(int fd, unsigned long req, void *arg) override {
         ioctls.push_back(req);
