@@ -2,6 +2,14 @@
 
 namespace cldmabuf {
 
+void resolve_display_device(DisplayDevice *d) {
+    const std::string &n = d->driver;
+    const bool software_driver =
+        n == "swrast" || n == "kms_swrast" || n == "llvmpipe" || n == "softpipe" || n == "swr";
+    if (d->drm_node.empty() || software_driver) d->software = true;
+    d->has_pci = !d->software && drm_node_pci_address(d->drm_node, &d->pci);
+}
+
 Match match_device(const DisplayDevice &display, const ClDeviceFacts &device, std::string *why) {
     const bool cpu = (device.type & CL_DEVICE_TYPE_CPU) != 0;
     if (display.software || display.drm_node.empty()) {

@@ -177,8 +177,6 @@ DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
         if (const char *name = egl.GetDisplayDriverName(dpy)) d.driver = name;
         egl.GetError();
     }
-    const bool software_driver = d.driver == "swrast" || d.driver == "kms_swrast" || d.driver == "llvmpipe" ||
-                                 d.driver == "softpipe" || d.driver == "swr";
     EGLAttrib attrib = 0;
     if (!egl.QueryDisplayAttribEXT || !egl.QueryDeviceStringEXT ||
         !egl.QueryDisplayAttribEXT(dpy, EGL_DEVICE_EXT, &attrib) || !attrib) {
@@ -194,11 +192,13 @@ DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
     const char *node = nullptr;
     if (exts.find(" EGL_EXT_device_drm_render_node ") != std::string::npos)
         node = egl.QueryDeviceStringEXT(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
-    if (!node && exts.find(" EGL_EXT_device_drm ") != std::string::npos)
-        node = egl.QueryDeviceStringEXT(dev, EGL_DRM_DEVICE_FILE_EXT);
+    const char *primary = nullptr;
+    if (exts.find(" EGL_EXT_device_drm ") != std::string::npos)
+        primary = egl.QueryDeviceStringEXT(dev, EGL_DRM_DEVICE_FILE_EXT);
+    if (primary) d.primary_node = primary;
+    if (!node) node = primary;
     if (node) d.drm_node = node;
-    if (d.drm_node.empty() || software_driver) d.software = true;
-    if (!d.software) d.has_pci = drm_node_pci_address(d.drm_node, &d.pci);
+    resolve_display_device(&d);
     LOG_DEBUG("EGL display %p: driver %s, DRM node %s, %s", dpy, d.driver.empty() ? "(unknown)" : d.driver.c_str(),
               d.drm_node.empty() ? "(none)" : d.drm_node.c_str(), d.software ? "software" : "hardware");
     return d;
