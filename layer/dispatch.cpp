@@ -11,6 +11,7 @@ cl_icd_dispatch layer_dispatch;
 }  // namespace
 
 const cl_icd_dispatch &next() { return *target_dispatch; }
+const cl_icd_dispatch &ours() { return layer_dispatch; }
 
 const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_entries) {
     target_dispatch = target;

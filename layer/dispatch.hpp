@@ -11,6 +11,10 @@ namespace cldmabuf {
 // The dispatch table below the layer.  Valid after init.
 const cl_icd_dispatch &next();
 
+// The layer's own table (what the loader calls): for entry points the layer
+// hands out itself that must enter the layer's overrides, not skip them.
+const cl_icd_dispatch &ours();
+
 // Builds the layer's table from `target` (copying `num_entries` slots) and
 // installs every override.  Returns the table to hand to the loader.
 const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_entries);

@@ -9,6 +9,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/ext/acquire_release.hpp"
+#include "layer/ext/arm_import.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -22,6 +23,9 @@ struct AddedExtension {
 const AddedExtension added[] = {
     {"cl_khr_external_memory", CL_MAKE_VERSION(1, 0, 1)},
     {"cl_khr_external_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0)},
+    // clImportMemoryARM with CL_IMPORT_TYPE_DMA_BUF_ARM (layer/ext/arm_import.cpp).
+    {"cl_arm_import_memory", CL_MAKE_VERSION(1, 0, 0)},
+    {"cl_arm_import_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0)},
 };
 // Plus what layer/egl adds when EGL can be loaded (cl_khr_egl_image, cl_khr_gl_sharing).
 std::vector<AddedExtension> all_added() {
@@ -128,6 +132,7 @@ void *our_function(const char *name) {
         return reinterpret_cast<void *>(&enqueue_acquire_external_mem_objects);
     if (!std::strcmp(name, "clEnqueueReleaseExternalMemObjectsKHR"))
         return reinterpret_cast<void *>(&enqueue_release_external_mem_objects);
+    if (!std::strcmp(name, "clImportMemoryARM")) return reinterpret_cast<void *>(&import_memory_arm);
     if (void *fn = egl_function(name)) return fn;
     return nullptr;
 }

@@ -1,0 +1,156 @@
+#include "layer/ext/arm_import.hpp"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/ext/import.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+
+cl_int parse_arm_import_properties(const cl_import_properties_arm *props, ArmImportProperties *out,
+                                   std::string *why) {
+    *out = ArmImportProperties{};
+    if (!props) return CL_SUCCESS;
+    bool seen_type = false, seen_protected = false, seen_consistency = false;
+    auto repeated = [&](bool &seen, const char *name) {
+        if (seen) *why = std::string(name) + " given twice";
+        const bool again = seen;
+        seen = true;
+        return again;
+    };
+    auto boolean = [&](cl_import_properties_arm v, const char *name, bool *dst) {
+        if (v != CL_TRUE && v != CL_FALSE) {
+            *why = std::string(name) + " must be CL_TRUE or CL_FALSE, got " + std::to_string(v);
+            return false;
+        }
+        *dst = v == CL_TRUE;
+        return true;
+    };
+    for (const cl_import_properties_arm *p = props; *p; p += 2) {
+        const cl_import_properties_arm key = p[0], value = p[1];
+        switch (key) {
+        case CL_IMPORT_TYPE_ARM:
+            if (repeated(seen_type, "CL_IMPORT_TYPE_ARM")) return CL_INVALID_PROPERTY;
+            if (value != CL_IMPORT_TYPE_HOST_ARM && value != CL_IMPORT_TYPE_DMA_BUF_ARM &&
+                value != CL_IMPORT_TYPE_ANDROID_HARDWARE_BUFFER_ARM) {
+                *why = "CL_IMPORT_TYPE_ARM value " + std::to_string(value) + " is not a memory type";
+                return CL_INVALID_PROPERTY;
+            }
+            out->type = value;
+            break;
+        case CL_IMPORT_TYPE_PROTECTED_ARM:
+            if (repeated(seen_protected, "CL_IMPORT_TYPE_PROTECTED_ARM")) return CL_INVALID_PROPERTY;
+            if (!boolean(value, "CL_IMPORT_TYPE_PROTECTED_ARM", &out->protected_memory)) return CL_INVALID_PROPERTY;
+            break;
+        case CL_IMPORT_DMA_BUF_DATA_CONSISTENCY_WITH_HOST_ARM:
+            if (repeated(seen_consistency, "CL_IMPORT_DMA_BUF_DATA_CONSISTENCY_WITH_HOST_ARM"))
+                return CL_INVALID_PROPERTY;
+            if (!boolean(value, "CL_IMPORT_DMA_BUF_DATA_CONSISTENCY_WITH_HOST_ARM", &out->host_consistency))
+                return CL_INVALID_PROPERTY;
+            break;
+        default:
+            *why = "unknown clImportMemoryARM property " + std::to_string(key);
+            return CL_INVALID_PROPERTY;
+        }
+    }
+    return CL_SUCCESS;
+}
+
+namespace {
+
+using ImportMemoryArmFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *,
+                                                void *, size_t, cl_int *);
+
+// The ICD's own clImportMemoryARM (an ARM Mali driver has one), for the
+// memory types the layer does not provide.  NULL when the ICD lacks it.
+ImportMemoryArmFn icd_import_memory_arm(cl_context context) {
+    std::vector<cl_device_id> devices;
+    if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return nullptr;
+    cl_platform_id platform = nullptr;
+    if (next().clGetDeviceInfo(devices[0], CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
+        return nullptr;
+    return reinterpret_cast<ImportMemoryArmFn>(
+        next().clGetExtensionFunctionAddressForPlatform(platform, "clImportMemoryARM"));
+}
+
+cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+    return refuse_import(errcode_ret, err, "clImportMemoryARM", why);
+}
+
+}  // namespace
+
+cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
+                                     const cl_import_properties_arm *properties, void *memory, size_t size,
+                                     cl_int *errcode_ret) {
+    ArmImportProperties props;
+    std::string why;
+    if (cl_int err = parse_arm_import_properties(properties, &props, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, why);
+    // Only dma-bufs are the layer's: host and Android memory (and protected
+    // memory) go to the ICD's own clImportMemoryARM when it has one.
+    if (props.type != CL_IMPORT_TYPE_DMA_BUF_ARM || props.protected_memory)
+        if (ImportMemoryArmFn icd = icd_import_memory_arm(context))
+            return icd(context, flags, properties, memory, size, errcode_ret);
+    if (props.type != CL_IMPORT_TYPE_DMA_BUF_ARM)
+        return fail(errcode_ret, CL_INVALID_PROPERTY,
+                    "only CL_IMPORT_TYPE_DMA_BUF_ARM is supported (the default type is host memory: pass "
+                    "{CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0})");
+    if (props.protected_memory)
+        return fail(errcode_ret, CL_INVALID_PROPERTY, "protected memory (CL_IMPORT_TYPE_PROTECTED_ARM) is not supported");
+    if (!memory) return fail(errcode_ret, CL_INVALID_VALUE, "memory is NULL (it must point to a dma-buf fd)");
+    if (size == 0) return fail(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
+    // "CL_MEM_USE_HOST_PTR - this flag has no effect, it is ignored."
+    flags &= ~CL_MEM_USE_HOST_PTR;
+
+    const int app_fd = *static_cast<const int *>(memory);
+    if (std::string bad = check_dmabuf_fd(app_fd); !bad.empty())
+        return fail(errcode_ret, CL_INVALID_VALUE, "memory does not point to a dma-buf fd: " + bad);
+    if (size == CL_IMPORT_MEMORY_WHOLE_ALLOCATION_ARM) {
+        const int64_t whole = dmabuf_size(app_fd);
+        if (whole <= 0)
+            return fail(errcode_ret, CL_INVALID_VALUE,
+                        "cannot size dma-buf fd " + std::to_string(app_fd) + ": " + std::strerror(-whole));
+        size = static_cast<size_t>(whole);
+    }
+
+    // The application keeps its fd (FFmpeg and OpenCV close theirs when the
+    // frame goes); the import owns a duplicate, closed with the object.
+    const int fd = kernel().dup(app_fd);
+    if (fd < 0) return fail(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
+    const cl_mem_properties khr[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = ours().clCreateBufferWithProperties(context, khr, flags, size, nullptr, &err);
+    if (!mem) {
+        kernel().close(fd);
+        // The only property passed is the fd: a CL_INVALID_PROPERTY is about
+        // `memory` (e.g. a dma-buf the CPU cannot map).
+        if (err == CL_INVALID_PROPERTY) err = CL_INVALID_VALUE;
+        if (errcode_ret) *errcode_ret = err;
+        return nullptr;
+    }
+    std::shared_ptr<Import> import = imports().find(mem);
+    if (import && import->strategy != ImportStrategy::zero_copy) {
+        // "It will never fall back to copy operations ... instead producing
+        // an error when mapping is not possible."  Releasing the object
+        // closes the duplicate.
+        next().clReleaseMemObject(mem);
+        return fail(errcode_ret, CL_INVALID_OPERATION,
+                    "a device of the context cannot use the dma-buf in place and cl_arm_import_memory never "
+                    "copies (CLDMABUF_IMPORT=copy or a device without host-unified memory)");
+    }
+    // Not created with properties: CL_MEM_PROPERTIES answers an empty list.
+    if (import) import->properties.clear();
+    LOG_INFO("clImportMemoryARM: dma-buf fd %d imported as %p (the layer holds fd %d)", app_fd,
+             static_cast<void *>(mem), fd);
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return mem;
+}
+
+}  // namespace cldmabuf

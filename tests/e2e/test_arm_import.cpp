@@ -1,0 +1,207 @@
+// cl_arm_import_memory_dma_buf through the layer: what FFmpeg's DRM→OpenCL
+// mapping and OpenCV's UMat import do (clImportMemoryARM with
+// CL_IMPORT_TYPE_DMA_BUF_ARM), on every ICD.  docs/arm-import.md.
+#include <catch2/catch_test_macros.hpp>
+
+#include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cl_fixture.hpp"
+#include "test_dmabufs.hpp"
+
+using namespace e2e;
+namespace tsup = cldmabuf::test;
+
+namespace {
+
+using ImportFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *, void *, size_t,
+                                       cl_int *);
+
+ImportFn import_fn(const ClEnv &env) {
+    auto fn = reinterpret_cast<ImportFn>(clGetExtensionFunctionAddressForPlatform(env.platform, "clImportMemoryARM"));
+    REQUIRE(fn);
+    return fn;
+}
+
+const cl_import_properties_arm DMABUF_PROPS[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
+
+bool copy_strategy_forced() {
+    const char *v = std::getenv("CLDMABUF_IMPORT");
+    return v && !std::strcmp(v, "copy");
+}
+
+bool has_word(const std::string &list, const std::string &word) {
+    for (const std::string &w : split_words(list))
+        if (w == word) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("arm import: extension strings and entry point", "[arm]") {
+    ClEnv env;
+    const std::string dev = device_string(env.device, CL_DEVICE_EXTENSIONS);
+    CHECK(has_word(dev, "cl_arm_import_memory"));
+    CHECK(has_word(dev, "cl_arm_import_memory_dma_buf"));
+    CHECK(has_word(platform_string(env.platform, CL_PLATFORM_EXTENSIONS), "cl_arm_import_memory_dma_buf"));
+    // The versioned list says the same (the CTS compares them).
+    size_t bytes = 0;
+    REQUIRE(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, nullptr, &bytes) == CL_SUCCESS);
+    std::vector<cl_name_version> list(bytes / sizeof(cl_name_version));
+    REQUIRE(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS_WITH_VERSION, bytes, list.data(), nullptr) == CL_SUCCESS);
+    int found = 0;
+    for (const auto &e : list)
+        found += !std::strcmp(e.name, "cl_arm_import_memory") || !std::strcmp(e.name, "cl_arm_import_memory_dma_buf");
+    CHECK(found == 2);
+    CHECK(clGetExtensionFunctionAddressForPlatform(env.platform, "clImportMemoryARM") != nullptr);
+}
+
+TEST_CASE("arm import: a dma-buf imported with clImportMemoryARM is used in place; the fd stays the caller's",
+          "[arm]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportFn import = import_fn(env);
+    const size_t count = 4096, size = count * sizeof(uint32_t);
+    Dmabuf buf = make_dmabuf(size);
+    auto *words = static_cast<uint32_t *>(tsup::map(buf));
+    tsup::sync(buf.fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_START);
+    for (size_t i = 0; i < count; ++i) words[i] = static_cast<uint32_t>(i * 3);
+    tsup::sync(buf.fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_END);
+    const int fds_before = count_open_fds();
+
+    cl_int err = CL_SUCCESS;
+    int fd = buf.fd;
+    cl_mem mem = import(env.context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR /* ignored */, DMABUF_PROPS, &fd, size, &err);
+    if (copy_strategy_forced()) {
+        // "It will never fall back to copy operations": refused, nothing kept.
+        CHECK(mem == nullptr);
+        CHECK(err == CL_INVALID_OPERATION);
+        CHECK(count_open_fds() == fds_before);
+        tsup::unmap(words, buf.size);
+        return;
+    }
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(mem);
+    CHECK(count_open_fds() == fds_before + 1);  // the layer's duplicate
+
+    // Not created with properties: CL_MEM_PROPERTIES is empty; no host pointer.
+    size_t prop_bytes = 1;
+    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, nullptr, &prop_bytes) == CL_SUCCESS);
+    CHECK(prop_bytes == 0);
+    void *host_ptr = reinterpret_cast<void *>(1);
+    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_HOST_PTR, sizeof host_ptr, &host_ptr, nullptr) == CL_SUCCESS);
+    CHECK(host_ptr == nullptr);
+    size_t mem_size = 0;
+    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof mem_size, &mem_size, nullptr) == CL_SUCCESS);
+    CHECK(mem_size == size);
+
+    // A kernel reads what the CPU wrote through the dma-buf and writes back.
+    cl_kernel k = env.build_kernel("kernel void add1(global uint *b) { size_t i = get_global_id(0); b[i] += 1; }",
+                                   "add1");
+    REQUIRE(clSetKernelArg(k, 0, sizeof mem, &mem) == CL_SUCCESS);
+    REQUIRE(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &count, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    tsup::sync(buf.fd, DMA_BUF_SYNC_READ | DMA_BUF_SYNC_START);
+    size_t bad = 0;
+    for (size_t i = 0; i < count; ++i) bad += words[i] != static_cast<uint32_t>(i * 3 + 1);
+    tsup::sync(buf.fd, DMA_BUF_SYNC_READ | DMA_BUF_SYNC_END);
+    CHECK(bad == 0);
+
+    // The KHR acquire/release also accept the object.
+    REQUIRE(env.acquire);
+    CHECK(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+
+    clReleaseKernel(k);
+    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    // The duplicate is closed with the object; the application's fd is open.
+    CHECK(count_open_fds() == fds_before);
+    CHECK(fd_is_open(buf.fd));
+    tsup::unmap(words, buf.size);
+}
+
+TEST_CASE("arm import: CL_IMPORT_MEMORY_WHOLE_ALLOCATION_ARM takes the dma-buf's size", "[arm]") {
+    REQUIRE_DMABUF();
+    if (copy_strategy_forced()) SKIP("cl_arm_import_memory never copies");
+    ClEnv env;
+    Dmabuf buf = make_dmabuf(3 * 4096);
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = import_fn(env)(env.context, CL_MEM_READ_ONLY, DMABUF_PROPS, &buf.fd,
+                                CL_IMPORT_MEMORY_WHOLE_ALLOCATION_ARM, &err);
+    REQUIRE(err == CL_SUCCESS);
+    size_t mem_size = 0;
+    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof mem_size, &mem_size, nullptr) == CL_SUCCESS);
+    CHECK(mem_size == buf.size);
+    clReleaseMemObject(mem);
+}
+
+TEST_CASE("arm import: every refusal the extension names, nothing kept", "[arm]") {
+    ClEnv env;
+    ImportFn import = import_fn(env);
+    const bool have = have_dmabuf();
+    Dmabuf buf;
+    if (have) buf = make_dmabuf(8192);
+    int fd = have ? buf.fd : -1;
+    const int fds_before = count_open_fds();
+    const int maps_before = count_mappings();
+    auto attempt = [&](cl_context ctx, cl_mem_flags flags, const cl_import_properties_arm *props, void *memory,
+                       size_t size) {
+        cl_int err = CL_SUCCESS;
+        cl_mem mem = import(ctx, flags, props, memory, size, &err);
+        if (mem) clReleaseMemObject(mem);
+        return mem ? 1 : err;
+    };
+
+    // Properties: checked before anything else.
+    const cl_import_properties_arm host_type[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_HOST_ARM, 0};
+    const cl_import_properties_arm bad_type[] = {CL_IMPORT_TYPE_ARM, 0x1234, 0};
+    const cl_import_properties_arm twice[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, CL_IMPORT_TYPE_ARM,
+                                              CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
+    const cl_import_properties_arm prot[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM,
+                                             CL_IMPORT_TYPE_PROTECTED_ARM, CL_TRUE, 0};
+    const cl_import_properties_arm consistency_bad[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM,
+                                                        CL_IMPORT_DMA_BUF_DATA_CONSISTENCY_WITH_HOST_ARM, 7, 0};
+    const cl_import_properties_arm unknown[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0x4321, 0, 0};
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, nullptr, &fd, 4096) == CL_INVALID_PROPERTY);  // default: host
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, host_type, &fd, 4096) == CL_INVALID_PROPERTY);
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, bad_type, &fd, 4096) == CL_INVALID_PROPERTY);
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, twice, &fd, 4096) == CL_INVALID_PROPERTY);
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, prot, &fd, 4096) == CL_INVALID_PROPERTY);
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, consistency_bad, &fd, 4096) == CL_INVALID_PROPERTY);
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, unknown, &fd, 4096) == CL_INVALID_PROPERTY);
+    // memory NULL, size 0, fds that are not dma-bufs.
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, DMABUF_PROPS, nullptr, 4096) == CL_INVALID_VALUE);
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, DMABUF_PROPS, &fd, 0) == CL_INVALID_BUFFER_SIZE);
+    int not_dmabuf = memfd_create("not-a-dmabuf", MFD_CLOEXEC);
+    REQUIRE(ftruncate(not_dmabuf, 8192) == 0);
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, DMABUF_PROPS, &not_dmabuf, 4096) == CL_INVALID_VALUE);
+    CHECK(fd_is_open(not_dmabuf));
+    close(not_dmabuf);
+    int minus_one = -1;
+    CHECK(attempt(env.context, CL_MEM_READ_WRITE, DMABUF_PROPS, &minus_one, 4096) == CL_INVALID_VALUE);
+
+    if (have) {
+        // Larger than the dma-buf; host-pointer flags; an invalid context.
+        CHECK(attempt(env.context, CL_MEM_READ_WRITE, DMABUF_PROPS, &fd, buf.size + 1) == CL_INVALID_BUFFER_SIZE);
+        CHECK(attempt(env.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, DMABUF_PROPS, &fd, 4096) ==
+              CL_INVALID_VALUE);
+        CHECK(attempt(env.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, DMABUF_PROPS, &fd, 4096) ==
+              CL_INVALID_VALUE);
+        CHECK(attempt(env.context, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY, DMABUF_PROPS, &fd, 4096) ==
+              CL_INVALID_VALUE);
+        CHECK(attempt(nullptr, CL_MEM_READ_WRITE, DMABUF_PROPS, &fd, 4096) == CL_INVALID_CONTEXT);
+        CHECK(fd_is_open(fd));
+    }
+    CHECK(count_open_fds() == fds_before);
+    CHECK(count_mappings() == maps_before);
+}
