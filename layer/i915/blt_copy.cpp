@@ -1,6 +1,8 @@
 #include "layer/i915/blt_copy.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -34,51 +36,62 @@ int blt_import_of(Import &import, BltEngine &engine, BltImport *out) {
     return 0;
 }
 
-namespace {
-
-std::string device_extensions(cl_device_id device) {
-    size_t bytes = 0;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, nullptr, &bytes) != CL_SUCCESS || bytes == 0)
+std::string device_mismatch(const DeviceFacts &facts, const Gen9Info &node) {
+    if (facts.type & CL_DEVICE_TYPE_CPU) return {};  // same host pages as the dma-buf
+    if (!(facts.type & CL_DEVICE_TYPE_GPU)) return "device is not a CPU or a GPU";
+    const std::string node_name = node.path + (node.has_pci ? " at " + pci_text(node.pci) : "");
+    if (facts.has_pci) {
+        if (!node.has_pci)
+            return "GPU device at " + pci_text(facts.pci) + " cannot be matched with Gen9 node " + node.path +
+                   " (its PCI address is unknown)";
+        if (!(facts.pci == node.pci))
+            return "GPU device at " + pci_text(facts.pci) + " is not the Gen9 node " + node_name;
         return {};
-    std::string s(bytes, '\0');
-    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, bytes, s.data(), nullptr) != CL_SUCCESS) return {};
-    return s;
+    }
+    // No cl_khr_pci_bus_info: the vendor is all there is to compare.
+    if (facts.vendor_id != node.vendor_id) {
+        char vendor[16];
+        std::snprintf(vendor, sizeof vendor, "0x%04x", facts.vendor_id);
+        return std::string("GPU device of vendor ") + vendor + " (no cl_khr_pci_bus_info) is not the Gen9 node " +
+               node_name;
+    }
+    return {};
 }
 
-const char *judge_device(cl_device_id device) {
-    cl_device_type type = 0;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS)
-        return "device query failed";
-    if (type & CL_DEVICE_TYPE_CPU) return nullptr;  // same host pages as the dma-buf
-    if (!(type & CL_DEVICE_TYPE_GPU)) return "device is not a CPU or Intel GPU";
-    cl_uint vendor = 0;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, nullptr) != CL_SUCCESS ||
-        vendor != 0x8086)
-        return "GPU device is not the Gen9 node (vendor)";
-    // cl_khr_pci_bus_info would name the device's PCI address, but the probe
-    // cannot read the node's (no sysfs through the seam), so there is nothing
-    // to compare it with: any Intel GPU is taken to be the node.
-    if (device_extensions(device).find("cl_khr_pci_bus_info") != std::string::npos)
-        LOG_DEBUG("blitter: device %p has cl_khr_pci_bus_info; the node's PCI address is unknown, "
-                  "matched by vendor only",
-                  static_cast<void *>(device));
-    return nullptr;
+namespace {
+
+DeviceFacts facts_of(cl_device_id device, bool *ok) {
+    DeviceFacts f;
+    *ok = next().clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof f.type, &f.type, nullptr) == CL_SUCCESS &&
+          next().clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof f.vendor_id, &f.vendor_id, nullptr) ==
+              CL_SUCCESS;
+    // A CPU device matches whatever its bus; only GPUs are asked.
+    if (*ok && (f.type & CL_DEVICE_TYPE_GPU)) f.has_pci = cl_device_pci_address(device, &f.pci);
+    return f;
 }
 
 }  // namespace
 
 const char *blt_device_mismatch(cl_device_id device) {
     static std::mutex mu;
-    static std::vector<std::pair<cl_device_id, const char *>> cache;
+    // A deque keeps each reason at its address while more devices are added.
+    static std::deque<std::pair<cl_device_id, std::string>> cache;
     {
         std::lock_guard lock(mu);
         for (const auto &[d, why] : cache)
-            if (d == device) return why;
+            if (d == device) return why.empty() ? nullptr : why.c_str();
     }
-    const char *why = judge_device(device);
+    std::string why;
+    bool ok = false;
+    const DeviceFacts facts = facts_of(device, &ok);
+    BltEngine *engine = BltEngine::instance();
+    if (!ok) why = "device query failed";
+    else if (!engine) why = "no Gen9 blitter";
+    else why = device_mismatch(facts, engine->device_info());
+    if (!why.empty()) LOG_WARN("blitter: copies on device %p go to the ICD: %s", static_cast<void *>(device), why.c_str());
     std::lock_guard lock(mu);
-    cache.emplace_back(device, why);
-    return why;
+    cache.emplace_back(device, std::move(why));
+    return cache.back().second.empty() ? nullptr : cache.back().second.c_str();
 }
 
 // ---- argument checks ---------------------------------------------------------

@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "layer/cl_compat.h"
 #include "layer/i915/blt_engine.hpp"
+#include "layer/pci_address.hpp"
 #include "layer/registry.hpp"
 
 namespace cldmabuf::i915 {
@@ -29,11 +31,25 @@ struct BltBackend final : BackendState {
 // The GEM import of `import` on `engine`: 0 and *out, or the cached -errno.
 int blt_import_of(Import &import, BltEngine &engine, BltImport *out);
 
-// Whether the OpenCL device sees what the Gen9 node writes into a zero-copy
-// import: a CPU device always does (same host pages); a GPU device only when
-// it is Intel (vendor 0x8086).  The probe cannot read the node's PCI address,
-// so cl_khr_pci_bus_info is not compared (docs/blitter.md).  Cached per
-// device.  nullptr when it matches, else the fallback reason.
+// What the layer knows of an OpenCL device when it pairs it with the node.
+struct DeviceFacts {
+    cl_device_type type = 0;
+    cl_uint vendor_id = 0;
+    bool has_pci = false;  // cl_khr_pci_bus_info answered
+    PciAddress pci;
+};
+
+// Whether a device with `facts` sees what the Gen9 node `node` writes into a
+// zero-copy import.  A CPU device always does (same host pages).  A GPU
+// device must be the node's own PCI function: compared through
+// cl_khr_pci_bus_info when the ICD answers it (a node whose PCI address is
+// unknown then matches nothing), else by vendor 0x8086.  Empty when it
+// matches, else the fallback reason, naming both addresses where known.
+std::string device_mismatch(const DeviceFacts &facts, const Gen9Info &node);
+
+// device_mismatch for `device` against BltEngine::instance()'s node, asked
+// of the ICD once per device and cached; the first mismatch of a device is
+// logged once.  nullptr when it matches, else the reason (stable storage).
 const char *blt_device_mismatch(cl_device_id device);
 
 // ---- argument checks (OpenCL 3.0, clEnqueueCopyBuffer / CopyBufferRect) ----

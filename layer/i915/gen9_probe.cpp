@@ -122,6 +122,7 @@ int probe_gen9(Gen9Info *info) {
         if (probe_gen9_fd(fd, &found) == 0) {
             found.fd = fd;
             found.path = path;
+            found.has_pci = drm_node_pci_address(path, &found.pci);
             *info = found;
             return 0;
         }

@@ -1,14 +1,13 @@
-// Finds a Gen9 i915 render node through the kernel seam.
-//
-// PCI bus info: the seam has no read(), so sysfs (/sys/dev/char/226:N/device)
-// cannot be consulted, and DRM_IOCTL_GET_UNIQUE is not allowed on render
-// nodes.  The probe therefore reports vendor 0x8086 and the chipset id; the
-// layer matches the OpenCL device by vendor (and cl_khr_pci_bus_info where
-// the driver has it).
+// Finds a Gen9 i915 render node through the kernel seam, and the node's PCI
+// address (stat the node, resolve /sys/dev/char/MAJ:MIN/device: both through
+// the seam, layer/pci_address.hpp), so that the layer pairs an OpenCL GPU
+// device with this node only when it is the same PCI function.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "layer/pci_address.hpp"
 
 namespace cldmabuf::i915 {
 
@@ -19,6 +18,8 @@ struct Gen9Info {
     uint16_t device_id = 0; // I915_PARAM_CHIPSET_ID
     const char *platform = "";  // "SKL", "BXT", "KBL", ...
     bool has_llc = false;   // false on BXT/GLK: batches are mapped WC then
+    bool has_pci = false;   // the node's sysfs entry resolved to a PCI function
+    PciAddress pci;         // valid when has_pci
 };
 
 // Platform name if `device_id` is in the Gen9 table, else nullptr.
@@ -30,7 +31,8 @@ const char *gen9_platform(uint16_t device_id);
 int probe_gen9_fd(int fd, Gen9Info *info);
 
 // Scans /dev/dri/renderD* in name order and returns the first Gen9 node with
-// its fd open, or -ENODEV.  CLDMABUF_BLT_NODE=/path restricts the scan.
+// its fd open and its PCI address recorded, or -ENODEV.
+// CLDMABUF_BLT_NODE=/path restricts the scan.
 int probe_gen9(Gen9Info *info);
 
 }  // namespace cldmabuf::i915

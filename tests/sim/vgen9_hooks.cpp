@@ -85,13 +85,32 @@ struct Node {
     std::string rel;      // readlink() text for links
 };
 
-const char *kDev = "/sys/devices/vgen9/pci0000:00/0000:00:02.0";
+// The PCI function the node sits on: CLDMABUF_SIM_PCI_SLOT=dddd:bb:dd.f, by
+// default 0000:00:02.0 (where every Gen9 iGPU sits), so that tests can put
+// the node somewhere else than the OpenCL device they pair it with.
+const std::string &pci_slot() {
+    static const std::string slot = [] {
+        const char *e = getenv("CLDMABUF_SIM_PCI_SLOT");
+        if (!e || !*e) return std::string("0000:00:02.0");
+        const std::string v(e);
+        if (v.size() == 12 && v[4] == ':' && v[7] == ':' && v[10] == '.') return v;
+        fprintf(stderr, "vgen9: CLDMABUF_SIM_PCI_SLOT=%s is not dddd:bb:dd.f; using 0000:00:02.0\n", e);
+        return std::string("0000:00:02.0");
+    }();
+    return slot;
+}
+// The root bus directory (pcidddd:bb) and the function's sysfs directory.
+std::string pci_root() { return "pci" + pci_slot().substr(0, 7); }
+const std::string &dev_dir() {
+    static const std::string d = "/sys/devices/vgen9/" + pci_root() + "/" + pci_slot();
+    return d;
+}
 
 std::map<std::string, Node> &tree() {
     static std::map<std::string, Node> *t = [] {
         auto *m = new std::map<std::string, Node>();
         int mi = node_minor();
-        std::string dev = kDev;
+        const std::string dev = dev_dir();
         std::string rn = "renderD" + std::to_string(mi);
         std::string sysc = "/sys/dev/char/226:" + std::to_string(mi);
         auto file = [&](const std::string &p, const std::string &c) { (*m)[p] = {Node::File, c, ""}; };
@@ -100,9 +119,9 @@ std::map<std::string, Node> &tree() {
             (*m)[p] = {Node::Link, t, r};
         };
         (*m)[node_path()] = {Node::Chr, "", ""};
-        link(sysc, dev + "/drm/" + rn, "../../devices/vgen9/pci0000:00/0000:00:02.0/drm/" + rn);
+        link(sysc, dev + "/drm/" + rn, "../../devices/vgen9/" + pci_root() + "/" + pci_slot() + "/drm/" + rn);
         dir("/sys/devices/vgen9");
-        dir("/sys/devices/vgen9/pci0000:00");
+        dir("/sys/devices/vgen9/" + pci_root());
         dir(dev);
         // Skylake GT2, HD Graphics 520 ([K] i915_pciids.h:363-376).
         file(dev + "/vendor", "0x8086\n");
@@ -113,7 +132,7 @@ std::map<std::string, Node> &tree() {
         file(dev + "/class", "0x030000\n");
         file(dev + "/uevent",
              "DRIVER=i915\nPCI_CLASS=30000\nPCI_ID=8086:1916\nPCI_SUBSYS_ID=8086:2015\n"
-             "PCI_SLOT_NAME=0000:00:02.0\nMODALIAS=pci:v00008086d00001916sv00008086sd00002015bc03sc00i00\n");
+             "PCI_SLOT_NAME=" + pci_slot() + "\nMODALIAS=pci:v00008086d00001916sv00008086sd00002015bc03sc00i00\n");
         std::string cfg(256, '\0');
         auto put16 = [&](int off, unsigned v) {
             cfg[off] = (char)(v & 0xff);
@@ -133,7 +152,7 @@ std::map<std::string, Node> &tree() {
         file(dev + "/drm/" + rn + "/dev", "226:" + std::to_string(mi) + "\n");
         file(dev + "/drm/" + rn + "/uevent",
              "MAJOR=226\nMINOR=" + std::to_string(mi) + "\nDEVNAME=dri/" + rn + "\nDEVTYPE=drm_minor\n");
-        link(dev + "/drm/" + rn + "/device", dev, "../../../0000:00:02.0");
+        link(dev + "/drm/" + rn + "/device", dev, "../../../" + pci_slot());
         link(dev + "/drm/" + rn + "/subsystem", "/sys/class/drm", "../../../../../../class/drm");
         return m;
     }();
@@ -150,7 +169,7 @@ bool maybe_ours(const char *path) {
     if (!path || path[0] != '/') return false;
     if (strncmp(path, "/dev/dri", 8) && strncmp(path, "/sys/de", 7)) return false;
     static std::string sysc = "/sys/dev/char/226:" + std::to_string(node_minor());
-    return has_prefix(path, node_path()) || has_prefix(path, sysc) || has_prefix(path, kDev) ||
+    return has_prefix(path, node_path()) || has_prefix(path, sysc) || has_prefix(path, dev_dir()) ||
            has_prefix(path, "/sys/devices/vgen9");
 }
 

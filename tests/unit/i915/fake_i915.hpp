@@ -8,7 +8,10 @@
 #include <i915_drm.h>
 #include <linux/sync_file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -29,6 +32,7 @@ public:
     int chipset = 0x1916;  // SKL GT2
     bool has_llc = true, has_blt = true, has_softpin = true, has_fence = true, has_batch_first = true;
     std::vector<std::string> dri = {"card0", "renderD128"};
+    std::string pci_path = "/sys/devices/pci0000:00/0000:00:02.0";  // where the node's device link resolves
     bool execute = true;              // run batches on the host copies
     std::deque<int> exec_errors;      // per execbuffer call: 0 ok, else errno
     int busy = 0;                     // GEM_BUSY answer
@@ -46,6 +50,7 @@ public:
     std::vector<unsigned long> ioctls;
     std::vector<Exec> execs;
     std::vector<uint32_t> closed_handles;
+    std::vector<std::string> real_paths;  // what real_path() was asked
     std::set<int> live_fences;
     int node_opens = 0, node_closes = 0, creates = 0, mmaps = 0, munmaps = 0;
     uint32_t ctx_created = 0, ctx_destroyed = 0;
@@ -103,8 +108,27 @@ public:
     std::vector<std::string> list_dir(const char *path) override {
         return std::string(path) == "/dev/dri" ? dri : std::vector<std::string>{};
     }
-    int stat(const char *, struct stat *) override { errno = ENOENT; return -1; }
-    std::string real_path(const char *) override { errno = ENOENT; return {}; }
+    // The node as a character device 226:N (N from its name) and its sysfs
+    // link /sys/dev/char/226:N/device resolving to `pci_path`, as on Linux;
+    // an empty pci_path is a node whose device is not on PCI (ENOENT).
+    int stat(const char *path, struct stat *st) override {
+        const std::string p(path);
+        const std::string prefix = "/dev/dri/renderD";
+        if (p.rfind(prefix, 0) != 0 || std::find(dri.begin(), dri.end(), p.substr(9)) == dri.end())
+            return fail(ENOENT);
+        *st = {};
+        st->st_mode = S_IFCHR | 0666;
+        st->st_rdev = makedev(226, std::stoi(p.substr(prefix.size())));
+        return 0;
+    }
+    std::string real_path(const char *path) override {
+        real_paths.emplace_back(path);
+        if (pci_path.empty() || std::string(path).rfind("/sys/dev/char/226:", 0) != 0) {
+            errno = ENOENT;
+            return {};
+        }
+        return pci_path;
+    }
 
     int ioctl(int fd, unsigned long req, void *arg) override {
         ioctls.push_back(req);

@@ -14,6 +14,8 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <string>
 #include <cstring>
 #include <atomic>
 #include <random>
@@ -21,7 +23,9 @@
 #include <vector>
 
 #include "../../sim/vgen9.h"
+#include "layer/i915/blt_copy.hpp"
 #include "layer/i915/blt_engine.hpp"
+#include "layer/pci_address.hpp"
 #include "layer/kernel_ops.hpp"
 
 using namespace cldmabuf::i915;
@@ -297,6 +301,27 @@ TEST_CASE("sim: instance() finds the virtual node", "[i915][sim]") {
     REQUIRE(e != nullptr);
     CHECK(e->device_info().device_id == 0x1916);
     CHECK(BltEngine::instance() == e);
+}
+
+// The probe reads the node's PCI address the way it does on Linux (stat the
+// node, resolve /sys/dev/char/226:N/device); the sim answers with
+// CLDMABUF_SIM_PCI_SLOT or 0000:00:02.0 (meson runs both: i915-blt-sim-pci).
+TEST_CASE("sim: the probe records the node's PCI address", "[i915][sim][pci]") {
+    REQUIRE_SIM();
+    BltEngine *e = BltEngine::instance();
+    REQUIRE(e != nullptr);
+    const char *slot = std::getenv("CLDMABUF_SIM_PCI_SLOT");
+    const std::string want = slot && *slot ? slot : "0000:00:02.0";
+    REQUIRE(e->device_info().has_pci);
+    CHECK(cldmabuf::pci_text(e->device_info().pci) == want);
+    cldmabuf::i915::DeviceFacts gpu;
+    gpu.type = CL_DEVICE_TYPE_GPU;
+    gpu.vendor_id = 0x8086;
+    gpu.has_pci = true;
+    REQUIRE(cldmabuf::parse_pci_address(want, &gpu.pci));
+    CHECK(cldmabuf::i915::device_mismatch(gpu, e->device_info()).empty());
+    REQUIRE(cldmabuf::parse_pci_address("0000:00:02.0", &gpu.pci));
+    CHECK(cldmabuf::i915::device_mismatch(gpu, e->device_info()).empty() == (want == "0000:00:02.0"));
 }
 
 TEST_CASE("sim: concurrent submitters on one engine", "[i915][sim]") {
