@@ -105,6 +105,30 @@ std::vector<Case> cases() {
     rect("rect 64x64x16, contiguous slices", 64, 64, 16, 128, 64, 0, 0);
     rect("rect 64x64x16, padded slices", 64, 64, 16, 128, 64, 128 * 64 + 4096, 0);
     rect("rect 16x100, pitch 40000 (> limit)", 16, 100, 1, 40000, 16, 0, 0);
+    // Image copies as the layer makes them (layer/copy_image.cpp): byte
+    // rects between linear surfaces, x in bytes = element x * element size;
+    // the buffer side of image<->buffer is packed (pitch = width * size).
+    auto image = [&](const char *n, uint64_t es, const uint64_t so[3], uint64_t sp, uint64_t ss,
+                     const uint64_t dor[3], uint64_t dp, uint64_t ds, uint64_t w, uint64_t h, uint64_t d) {
+        Case c{n, 1, {}, {}, {}};
+        c.rect.src_x = so[0] * es, c.rect.src_y = so[1], c.rect.src_z = so[2];
+        c.rect.dst_x = dor[0] * es, c.rect.dst_y = dor[1], c.rect.dst_z = dor[2];
+        c.rect.width = w * es, c.rect.height = h, c.rect.depth = d;
+        c.rect.src_row_pitch = sp, c.rect.src_slice_pitch = ss;
+        c.rect.dst_row_pitch = dp, c.rect.dst_slice_pitch = ds;
+        v.push_back(c);
+    };
+    const uint64_t o[3] = {0, 0, 0}, odd[3] = {17, 9, 0}, odd3[3] = {3, 1, 0}, layer2[3] = {0, 0, 2};
+    image("CopyImage 1920x1080 RGBA8, tight", 4, o, 7680, 0, o, 7680, 0, 1920, 1080, 1);
+    image("CopyImage 1920x1080 RGBA8, pitch 8192", 4, o, 8192, 0, o, 8192, 0, 1920, 1080, 1);
+    image("CopyImage 640x480 RGBA8 at (17,9)", 4, odd, 7680, 0, odd3, 8192, 0, 640, 480, 1);
+    image("CopyImage 1920x1080 R8 (NV12 Y) at (3,1)", 1, odd3, 1920, 0, o, 2048, 0, 1917, 1079, 1);
+    image("CopyImage 512x512 RGBA32F, pitch 8192", 16, o, 8192, 0, o, 8192, 0, 512, 512, 1);
+    image("CopyImage 2D array 256x256x8 R16, tight", 2, o, 512, 0, o, 512, 0, 256, 256, 8);
+    image("CopyImage 2D array 256x256x8 R16, padded", 2, o, 512, 512 * 256 + 4096, layer2, 512, 0, 256, 256, 6);
+    image("CopyImage 3D 64x64x64 RGBA8, tight", 4, o, 256, 0, o, 256, 0, 64, 64, 64);
+    image("CopyImageToBuffer 1920x1080 RGBA8", 4, o, 8192, 0, o, 7680, 0, 1920, 1080, 1);
+    image("CopyBufferToImage 1D 4096 RGBA16", 8, o, 32768, 0, o, 32768, 0, 4096, 1, 1);
     auto img = [&](const char *n, uint32_t es, Tiling st, uint32_t sp, Tiling dt, uint32_t dp,
                    uint32_t w, uint32_t h) {
         Case c{n, 2, {}, {}, {}};
@@ -153,11 +177,11 @@ int main(int argc, char **argv) {
     std::printf("bench-blt: CPU cost per BLT submission (plan + encode + execbuffer through the\n"
                 "seam, fake kernel accepting everything; %d iterations each) and blits per copy\n\n",
                 iters);
-    std::printf("%-40s %7s %5s %8s %10s\n", "case", "blits", "bpp", "dwords", "ns/submit");
+    std::printf("%-44s %7s %5s %8s %10s\n", "case", "blits", "bpp", "dwords", "ns/submit");
     for (const Case &c : cases()) {
         BlitPlan p;
         if (plan_case(c, &p) != 0) {
-            std::printf("%-40s  plan failed\n", c.name);
+            std::printf("%-44s  plan failed\n", c.name);
             continue;
         }
         const size_t dwords = p.blits.size() * 10 + (p.needs_swctrl() ? 14 : 0) + 2;
@@ -173,7 +197,7 @@ int main(int argc, char **argv) {
         }
         const auto t1 = std::chrono::steady_clock::now();
         const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
-        std::printf("%-40s %7zu %5u %8zu %10.0f%s\n", c.name, p.blits.size(), max_bpp(p),
+        std::printf("%-44s %7zu %5u %8zu %10.0f%s\n", c.name, p.blits.size(), max_bpp(p),
                     dwords & ~size_t{1}, ns, rc ? "  (submit failed)" : "");
     }
     const auto st = eng->stats();

@@ -14,6 +14,8 @@
  *   CLDMABUF_SIM_HANG_NEXT=<n>       next n batches hang (fence error -EIO)
  *   CLDMABUF_SIM_NEVER_SIGNAL_NEXT=<n> next n batch fences never signal
  *   CLDMABUF_SIM_FAIL_IOCTL=<req>:<nth>:<errno>[,...]  e.g. 0xc0406469:1:EIO
+ *   CLDMABUF_SIM_PCI_SLOT=dddd:bb:dd.f  the node's PCI function in the fake
+ *                                    sysfs (default 0000:00:02.0)
  *
  * Nothing produced by this device is a hardware result.
  */
