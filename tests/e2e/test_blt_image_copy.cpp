@@ -619,3 +619,49 @@ TEST_CASE("[blt] end to end: CopyImage between two image imports, then a kernel 
     clReleaseKernel(k);
     clReleaseMemObject(out);
 }
+
+TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt][blt-image]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    REQUIRE_IMAGE_DMABUF(env);
+    std::mt19937_64 rng(17);
+    cl_image_format f;
+    REQUIRE(format_for(env, CL_MEM_OBJECT_IMAGE2D, 4, &f));
+    using StatsFn = void (*)(struct vgen9_stats *);
+    const auto sim_stats = reinterpret_cast<StatsFn>(dlsym(RTLD_DEFAULT, "vgen9_stats"));
+    auto live_gem = [&] {
+        struct vgen9_stats s{};
+        if (sim_stats) sim_stats(&s);
+        return s.live_objects;
+    };
+    // Warm up once: the engine's context and batch pool live for the process.
+    auto round = [&] {
+        Geo g;
+        g.w = 200, g.h = 50, g.row_pitch = 200 * 4 + 32;
+        ImageImport a(env, g, f, rng), b(env, g, f, rng);
+        BufferImport buf(env, 200 * 50 * 4, rng);
+        acquire(env, {a.mem, b.mem, buf.mem});
+        const size_t o[3] = {0, 0, 0}, region[3] = {200, 50, 1};
+        REQUIRE(clEnqueueCopyImage(env.queue, a.mem, b.mem, o, o, region, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clEnqueueCopyImageToBuffer(env.queue, b.mem, buf.mem, o, region, 0, 0, nullptr, nullptr) ==
+                CL_SUCCESS);
+        REQUIRE(clEnqueueCopyBufferToImage(env.queue, buf.mem, a.mem, 0, o, region, 0, nullptr, nullptr) ==
+                CL_SUCCESS);
+        release(env, {a.mem, b.mem, buf.mem});
+    };
+    round();
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    auto settle = [&](int fds, int maps, uint64_t gem) {
+        // Host steps drop their references on the worker, just after clFinish.
+        for (int i = 0; i < 200 && (count_open_fds() != fds || count_mappings() != maps || live_gem() != gem); ++i)
+            usleep(10 * 1000);
+    };
+    const int fds = count_open_fds(), maps = count_mappings();
+    const uint64_t gem = live_gem();
+    for (int i = 0; i < 3; ++i) round();
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    settle(fds, maps, gem);
+    CHECK(count_open_fds() == fds);
+    CHECK(count_mappings() == maps);
+    CHECK(live_gem() == gem);
+}
