@@ -40,6 +40,7 @@ public:
         ::closedir(dir);
         return names;
     }
+    int fstat(int fd, struct stat *buf) override { return ::fstat(fd, buf); }
     int stat(const char *path, struct stat *buf) override { return ::stat(path, buf); }
     std::string real_path(const char *path) override {
         char resolved[PATH_MAX];
@@ -51,6 +52,11 @@ LibcKernel libc_kernel;
 std::atomic<KernelOps *> current{&libc_kernel};
 
 }  // namespace
+
+int KernelOps::fstat(int, struct stat *) {
+    errno = ENOSYS;
+    return -1;
+}
 
 KernelOps &kernel() { return *current.load(std::memory_order_acquire); }
 

@@ -32,6 +32,9 @@ public:
     virtual int fstatfs(int fd, struct statfs *buf) = 0;
     // Names in a directory (for /dev/dri discovery); empty on error.
     virtual std::vector<std::string> list_dir(const char *path) = 0;
+    // fstat(2): a dma-buf's inode identifies the buffer whatever fd names it
+    // (layer/ext/mapping_cache).  Fakes that do not answer it disable that cache.
+    virtual int fstat(int fd, struct stat *buf);
     // stat(2) of a path (a DRM node's major:minor for its sysfs entry).
     virtual int stat(const char *path, struct stat *buf) = 0;
     // realpath(3): the canonical path with every symlink resolved (sysfs

@@ -197,7 +197,7 @@ void teardown(Import &import) {
         std::lock_guard lock(import.backend_mutex);
         import.backend.reset();
     }
-    if (import.mapping) kernel().munmap(import.mapping, import.mapping_len);
+    unmap_dmabuf(import);  // layer/ext/mapping_cache may keep it for the next import
     kernel().close(import.fd);
     LOG_DEBUG("image import destroyed: unmapped %zu bytes, closed fd %d", import.mapping_len, import.fd);
 }
@@ -613,7 +613,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     auto undo = [&](cl_int code, const std::string &reason) {
         if (mem) next().clReleaseMemObject(mem);
         if (buffer) next().clReleaseMemObject(buffer);
-        kernel().munmap(map, import->mapping_len);
+        unmap_dmabuf(*import, false);
         return fail(errcode_ret, code, reason);
     };
     if (!mem) return undo(err, "the ICD refused the image (error " + std::to_string(err) + ", route " +

@@ -11,6 +11,7 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
+#include "layer/ext/mapping_cache.hpp"
 #include "layer/ext/properties.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
@@ -50,14 +51,19 @@ cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
 
 int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags) {
     const long page = sysconf(_SC_PAGESIZE);
-    import.mapping_len = (bytes + page - 1) / page * page;
-    void *map = kernel().mmap(nullptr, import.mapping_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const size_t len = (bytes + page - 1) / page * page;
+    void *map = acquire_mapping(fd, len, true, &import.mapping_len);
     import.mapped_writable = map != MAP_FAILED;
-    if (map == MAP_FAILED && (flags & CL_MEM_READ_ONLY))
-        map = kernel().mmap(nullptr, import.mapping_len, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED && (flags & CL_MEM_READ_ONLY)) map = acquire_mapping(fd, len, false, &import.mapping_len);
     if (map == MAP_FAILED) return errno;
     import.mapping = map;
     return 0;
+}
+
+void unmap_dmabuf(Import &import, bool keep) {
+    if (!import.mapping) return;
+    release_mapping(import.mapping, import.mapping_len, keep);
+    import.mapping = nullptr;
 }
 
 bool device_in(const std::vector<cl_device_id> &list, cl_device_id device) {
@@ -98,10 +104,11 @@ void CL_CALLBACK on_import_destroyed(cl_mem mem, void *) {
         std::lock_guard lock(import->backend_mutex);
         import->backend.reset();  // GEM handle etc.
     }
-    if (import->mapping) kernel().munmap(import->mapping, import->mapping_len);
+    const size_t mapped = import->mapping_len;
+    unmap_dmabuf(*import);
     kernel().close(import->fd);
-    LOG_DEBUG("import %p destroyed: unmapped %zu bytes, closed fd %d", static_cast<void *>(mem),
-              import->mapping_len, import->fd);
+    LOG_DEBUG("import %p destroyed: released the mapping (%zu bytes), closed fd %d", static_cast<void *>(mem),
+              mapped, import->fd);
 }
 
 ImportStrategy pick_strategy(const std::vector<cl_device_id> &devices) {
@@ -176,7 +183,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     else
         mem = next().clCreateBuffer(context, flags | extra, size, map, &err);
     if (!mem) {
-        kernel().munmap(map, import->mapping_len);
+        unmap_dmabuf(*import, false);
         return fail(errcode_ret, err, "the ICD refused the buffer (error " + std::to_string(err) + ")");
     }
     import->mem = mem;
@@ -184,7 +191,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     if (cl_int cb = next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, nullptr); cb != CL_SUCCESS) {
         imports().remove(mem);
         next().clReleaseMemObject(mem);
-        kernel().munmap(map, import->mapping_len);
+        unmap_dmabuf(*import, false);
         return fail(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
     }
 

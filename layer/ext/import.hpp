@@ -22,6 +22,10 @@ bool device_shares_host_memory(cl_device_id device);
 // import->mapping: writable when the fd allows it, read-only for an object
 // the device only reads.  0 or errno.
 int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags);
+// Gives the mapping back (layer/ext/mapping_cache): kept for a later import
+// of the same dma-buf when `keep` and CLDMABUF_MAP_CACHE_MB allows, else
+// unmapped.  Failed imports pass keep = false.
+void unmap_dmabuf(Import &import, bool keep = true);
 
 // A refused import: one log line (`what` names the kind), counted, the
 // spec's code through errcode_ret.  Returns NULL for the caller to return.

@@ -1,0 +1,161 @@
+// CLDMABUF_MAP_CACHE_MB: a dma-buf imported again reuses the layer's CPU
+// mapping, imports of one dma-buf alive together share it, and idle mappings
+// stay within the budget (layer/ext/mapping_cache.hpp).  Run with the cache
+// on by tests/e2e/meson.build (e2e-sim-mapcache) and in the VM lane on the
+// system dma-heap, whose mmap is the O(size) cost the cache removes.
+#include <catch2/catch_test_macros.hpp>
+
+#include <linux/dma-buf.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "cl_fixture.hpp"
+#include "test_dmabufs.hpp"
+
+using namespace e2e;
+namespace tsup = cldmabuf::test;
+
+namespace {
+
+// Mappings of this dma-buf in /proc/self/maps (by inode: kernel builds and
+// ICD threads map other things meanwhile).  Counted relative to the start:
+// an exporter may map its own buffers (the virtual Gen9 does).
+int mappings_of(const Dmabuf &buf) {
+    struct stat st;
+    REQUIRE(fstat(buf.fd, &st) == 0);
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    int n = 0;
+    while (std::getline(maps, line)) {
+        std::istringstream f(line);
+        std::string range, perms, offset, dev;
+        unsigned long long ino = 0;
+        f >> range >> perms >> offset >> dev >> ino;
+        n += ino == static_cast<unsigned long long>(st.st_ino);
+    }
+    return n;
+}
+
+long cache_mb() {
+    const char *v = std::getenv("CLDMABUF_MAP_CACHE_MB");
+    return v ? std::atol(v) : 0;
+}
+
+cl_mem import_dup(const ClEnv &env, const Dmabuf &buf, size_t size) {
+    const int fd = buf.dup_fd();
+    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    return mem;  // owns fd
+}
+
+// Releases `mem` and waits until the ICD destroyed it (the layer's destructor
+// callback runs then).
+void destroy(const ClEnv &env, cl_mem mem) {
+    static std::atomic<int> gone{0};
+    gone = 0;
+    REQUIRE(clSetMemObjectDestructorCallback(mem, [](cl_mem, void *) { gone++; }, nullptr) == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    for (int i = 0; i < 500 && gone == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE(gone == 1);
+}
+
+// Sum of the buffer's words, computed by a kernel (the device reads through
+// the mapping the import got).
+uint64_t device_sum(const ClEnv &env, cl_mem mem, size_t count) {
+    cl_kernel k = env.build_kernel(
+        "kernel void sum(global const uint *b, uint n, global ulong *out) {"
+        "  if (get_global_id(0) == 0) { ulong s = 0; for (uint i = 0; i < n; ++i) s += b[i]; *out = s; } }",
+        "sum");
+    cl_int err = CL_SUCCESS;
+    cl_mem out = clCreateBuffer(env.context, CL_MEM_READ_WRITE, sizeof(cl_ulong), nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const cl_uint n = static_cast<cl_uint>(count);
+    REQUIRE(clSetKernelArg(k, 0, sizeof mem, &mem) == CL_SUCCESS);
+    REQUIRE(clSetKernelArg(k, 1, sizeof n, &n) == CL_SUCCESS);
+    REQUIRE(clSetKernelArg(k, 2, sizeof out, &out) == CL_SUCCESS);
+    const size_t one = 1;
+    REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    cl_ulong sum = 0;
+    REQUIRE(clEnqueueReadBuffer(env.queue, out, CL_TRUE, 0, sizeof sum, &sum, 0, nullptr, nullptr) == CL_SUCCESS);
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    return sum;
+}
+
+void fill(const Dmabuf &buf, size_t count, uint32_t value) {
+    auto *w = static_cast<uint32_t *>(tsup::map(buf));
+    tsup::sync(buf.fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_START);
+    for (size_t i = 0; i < count; ++i) w[i] = value;
+    tsup::sync(buf.fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_END);
+    tsup::unmap(w, buf.size);
+}
+
+}  // namespace
+
+TEST_CASE("mapping cache: re-imports reuse the mapping, live imports share it, the budget evicts",
+          "[mapcache]") {
+    REQUIRE_DMABUF();
+    const long mb = cache_mb();
+    if (mb < 8) SKIP("CLDMABUF_MAP_CACHE_MB is not set to at least 8 (the e2e-sim-mapcache run sets it)");
+    ClEnv env;
+    const size_t size = 1 << 20, count = size / 4;
+    Dmabuf buf = make_dmabuf(size);
+    fill(buf, count, 3);
+
+    const int base = mappings_of(buf);
+    cl_mem first = import_dup(env, buf, size);
+    CHECK(mappings_of(buf) == base + 1);
+    CHECK(device_sum(env, first, count) == 3ull * count);
+    const int fds_with_import = count_open_fds();
+    destroy(env, first);
+    // Kept: the mapping is still there, the fd is not.
+    CHECK(mappings_of(buf) == base + 1);
+    CHECK(count_open_fds() == fds_with_import - 1);
+
+    // Same dma-buf, another fd: no new mapping, and the device sees new data.
+    fill(buf, count, 5);
+    cl_mem again = import_dup(env, buf, size);
+    CHECK(mappings_of(buf) == base + 1);
+    CHECK(device_sum(env, again, count) == 5ull * count);
+    // A second live import of the same dma-buf shares the mapping.
+    cl_mem twin = import_dup(env, buf, size / 2);
+    CHECK(mappings_of(buf) == base + 1);
+    CHECK(device_sum(env, twin, count / 2) == 5ull * (count / 2));
+    destroy(env, twin);
+    CHECK(mappings_of(buf) == base + 1);  // `again` still uses it
+    destroy(env, again);
+    CHECK(mappings_of(buf) == base + 1);  // idle, kept
+
+    // A buffer larger than the whole budget is not kept past its import, and
+    // pushes nothing else out.
+    const size_t big = static_cast<size_t>(mb + 1) << 20;
+    Dmabuf large = make_dmabuf(big);
+    const int large_base = mappings_of(large);
+    cl_mem l = import_dup(env, large, big);
+    CHECK(mappings_of(large) == large_base + 1);
+    destroy(env, l);
+    CHECK(mappings_of(large) == large_base);
+    CHECK(mappings_of(buf) == base + 1);
+
+    // Another dma-buf's mapping joins the idle set while both fit.
+    Dmabuf other = make_dmabuf(size);
+    const int other_base = mappings_of(other);
+    cl_mem o = import_dup(env, other, size);
+    destroy(env, o);
+    CHECK(mappings_of(other) == other_base + 1);
+    CHECK(mappings_of(buf) == base + 1);
+}
