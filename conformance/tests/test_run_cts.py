@@ -18,6 +18,17 @@ RUN_CTS = CONF / "run-cts"
 FAKE = CONF / "fake-cts" / "fake_cts.py"
 
 
+def run_cts_module():
+    """run-cts imported as a module (it has no .py suffix)."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("run_cts", str(RUN_CTS))
+    spec = importlib.util.spec_from_loader("run_cts", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
 class RunCtsCase(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix="run-cts-test-"))
@@ -258,6 +269,22 @@ class TestSelectionAndEnvironment(RunCtsCase):
         self.assertEqual(sorted(s["tests"]), ["1D", "2D"])
         self.assertTrue(self.suite(rep, "test_cl_get_info")["missing"])
         self.assertIn("not found", md)
+
+    def test_tcg_subsets_and_override(self):
+        # --tcg narrows test_basic to its short list; --tests still wins.
+        subset = run_cts_module().TCG_SUBSETS["test_basic"]
+        self.install("test_basic", dict({n: "pass" for n in subset},
+                                        hostptr="fail"))
+        rc, rep, _ = self.run_cts("--suites", "test_basic", "--tcg")
+        self.assertEqual(rc, 0, self.stderr)
+        s = self.suite(rep, "test_basic")
+        self.assertEqual(s["selected"], subset)
+        self.assertEqual(sorted(s["tests"]), sorted(subset))
+        self.assertEqual(s["tests"]["arraycopy"]["with"], "pass")
+        rc, rep, _ = self.run_cts("--suites", "test_basic", "--tcg",
+                                  "--tests", "test_basic:hostptr")
+        self.assertEqual(list(self.suite(rep, "test_basic")["tests"]),
+                         ["hostptr"])
 
     def test_env_exported_and_layer_only_in_second_run(self):
         self.install("test_events", {"a": "pass"})
