@@ -57,6 +57,33 @@ struct EglApi {
     void(GL_APIENTRYP EGLImageTargetTexture2DOES)(GLenum, void *) = nullptr;
     GLenum(GL_APIENTRYP GetGLError)(void) = nullptr;
     void(GL_APIENTRYP Flush)(void) = nullptr;
+    // The tiled-export copy (layer/egl/linear_copy.cpp)
+    void(GL_APIENTRYP Finish)(void) = nullptr;
+    void(GL_APIENTRYP GetIntegerv)(GLenum, GLint *) = nullptr;
+    void(GL_APIENTRYP GetBooleanv)(GLenum, GLboolean *) = nullptr;
+    GLboolean(GL_APIENTRYP IsEnabled)(GLenum) = nullptr;
+    void(GL_APIENTRYP Enable)(GLenum) = nullptr;
+    void(GL_APIENTRYP Disable)(GLenum) = nullptr;
+    void(GL_APIENTRYP ColorMask)(GLboolean, GLboolean, GLboolean, GLboolean) = nullptr;
+    void(GL_APIENTRYP Viewport)(GLint, GLint, GLsizei, GLsizei) = nullptr;
+    void(GL_APIENTRYP GenFramebuffers)(GLsizei, GLuint *) = nullptr;
+    void(GL_APIENTRYP DeleteFramebuffers)(GLsizei, const GLuint *) = nullptr;
+    void(GL_APIENTRYP BindFramebuffer)(GLenum, GLuint) = nullptr;
+    void(GL_APIENTRYP FramebufferTexture2D)(GLenum, GLenum, GLenum, GLuint, GLint) = nullptr;
+    void(GL_APIENTRYP FramebufferRenderbuffer)(GLenum, GLenum, GLenum, GLuint) = nullptr;
+    GLenum(GL_APIENTRYP CheckFramebufferStatus)(GLenum) = nullptr;
+    void(GL_APIENTRYP GenRenderbuffers)(GLsizei, GLuint *) = nullptr;
+    void(GL_APIENTRYP DeleteRenderbuffers)(GLsizei, const GLuint *) = nullptr;
+    void(GL_APIENTRYP BindRenderbuffer)(GLenum, GLuint) = nullptr;
+    void(GL_APIENTRYP EGLImageTargetRenderbufferStorageOES)(GLenum, void *) = nullptr;
+    void(GL_APIENTRYP BlitFramebuffer)(GLint, GLint, GLint, GLint, GLint, GLint, GLint, GLint, GLbitfield,
+                                       GLenum) = nullptr;
+    // cl_khr_gl_event (layer/egl/gl_event.cpp)
+    GLenum(GL_APIENTRYP ClientWaitSync)(GLsync, GLbitfield, GLuint64) = nullptr;
+    GLboolean(GL_APIENTRYP IsSync)(GLsync) = nullptr;
+    // EGL_MESA_gl_interop (GL buffers; struct layouts in layer/egl/gl_buffer.cpp)
+    int(EGLAPIENTRYP GLInteropExportObjectMESA)(EGLDisplay, EGLContext, void *in, void *out) = nullptr;
+    int(EGLAPIENTRYP GLInteropFlushObjectsMESA)(EGLDisplay, EGLContext, unsigned, void *in, GLsync *) = nullptr;
 };
 
 // The loaded API, or nullptr with *why set (first call loads; thread-safe).

@@ -167,6 +167,25 @@ bool query_image_size(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, int 
     return true;
 }
 
+bool with_gl_context(const EglApi &egl, EGLDisplay dpy, EGLContext producer, const std::function<bool(std::string *)> &work,
+                     std::string *why) {
+    const EGLContext current = egl.GetCurrentContext();
+    if (current != EGL_NO_CONTEXT && egl.GetCurrentDisplay() == dpy && egl.QueryAPI() == EGL_OPENGL_ES_API &&
+        (producer == EGL_NO_CONTEXT || current == producer))
+        return work(why);
+    std::lock_guard lock(size_mutex);
+    CurrentBinding saved(egl);
+    EGLContext ctx = private_context(egl, dpy, why);
+    if (ctx == EGL_NO_CONTEXT || !egl.MakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
+        if (ctx != EGL_NO_CONTEXT) *why = egl_failure(egl, "eglMakeCurrent (private context)");
+        saved.restore(dpy);
+        return false;
+    }
+    const bool ok = work(why);
+    saved.restore(dpy);
+    return ok;
+}
+
 DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
     DisplayDevice d;
     d.software = true;

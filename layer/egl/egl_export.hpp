@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "layer/egl/device_match.hpp"
@@ -32,6 +33,14 @@ bool export_dmabuf(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, Exporte
 // calling thread's current context and bound API are restored.
 bool query_image_size(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, int *width, int *height,
                       std::string *why);
+
+// Runs `work` with a GLES context of `dpy` current: the producer's own
+// context when it is current on the calling thread (`producer`, or any
+// context of `dpy` when `producer` is EGL_NO_CONTEXT), so the GL commands are
+// ordered after the producer's; otherwise the layer's private context, made
+// current for the call and the thread's binding restored after it.
+bool with_gl_context(const EglApi &egl, EGLDisplay dpy, EGLContext producer, const std::function<bool(std::string *)> &work,
+                     std::string *why);
 
 // What the display renders on (EGL_EXT_device_query).  Without the query
 // the display counts as having no DRM device.

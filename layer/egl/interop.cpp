@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,9 @@
 #include "layer/egl/egl.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_export.hpp"
+#include "layer/egl/gl_buffer.hpp"
+#include "layer/egl/gl_event.hpp"
+#include "layer/egl/linear_copy.hpp"
 #include "layer/ext/acquire_release.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -66,11 +70,13 @@ void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out)
     // cl_khr_egl_image 1.0.0, cl_khr_gl_sharing 1.0.0 (OpenCL-Docs xml/cl.xml).
     out->emplace_back("cl_khr_egl_image", CL_MAKE_VERSION(1, 0, 0));
     out->emplace_back("cl_khr_gl_sharing", CL_MAKE_VERSION(1, 0, 0));
+    out->emplace_back("cl_khr_gl_event", CL_MAKE_VERSION(1, 0, 0));
 }
 
 namespace {
 
 decltype(cl_icd_dispatch::clCreateImageWithProperties) layer_create_image = nullptr;  // the layer's own (image import)
+decltype(cl_icd_dispatch::clCreateBufferWithProperties) layer_create_buffer = nullptr;  // the layer's own (buffer import)
 
 // ---- what the ICD has itself -------------------------------------------------
 
@@ -157,6 +163,9 @@ struct EglObject {
     GLenum target = 0;
     GLint level = 0;
     GLuint name = 0;
+    EGLContext producer = EGL_NO_CONTEXT;  // the GL-sharing context's GL context (none for EGLImages)
+    cl_mem_flags flags = 0;
+    std::shared_ptr<LinearCopy> copy;      // the tiled-export path: the linear buffer the import uses
 };
 
 std::mutex objects_mutex;
@@ -179,9 +188,10 @@ void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *) {
         object = it->second;
         objects.erase(it);
     }
-    if (object.own_image)
-        if (const EglApi *egl = egl_api(); egl && egl->DestroyImageKHR)
-            egl->DestroyImageKHR(object.display, object.image);
+    const EglApi *egl = egl_api();
+    if (!egl) return;
+    if (object.copy) destroy_linear_copy(*egl, object.display, object.copy.get());
+    if (object.own_image && egl->DestroyImageKHR) egl->DestroyImageKHR(object.display, object.image);
 }
 
 cl_mem fail(cl_int *errcode_ret, cl_int err, const char *what, const std::string &why) {
@@ -243,6 +253,14 @@ struct ImportRequest {
     bool allow_tiled;
 };
 
+// CLDMABUF_EGL_FORCE_COPY=1: treat every export as tiled, so that the copy
+// path runs on drivers that export LINEAR (tests on llvmpipe).  Read on each
+// import: tests switch it within one process.
+bool force_copy() {
+    const char *v = std::getenv("CLDMABUF_EGL_FORCE_COPY");
+    return v && *v == '1';
+}
+
 std::string hex_text(uint64_t v) {
     char buf[24];
     std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -275,19 +293,36 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     if (cl_dma_buf_fourcc_layout_cldmabuf(static_cast<cl_uint>(ex.fourcc), &layout) != 1)
         return give_up(req.bad_format,
                        "the EGLImage's dma-buf format " + fourcc_text(ex.fourcc) + " has no OpenCL image format");
-    if (ex.modifier != DRM_FORMAT_MOD_LINEAR) {
+    // INVALID ("implicit") from EGL means the driver's default layout, which
+    // is tiled on every GPU driver: only a linear export is used in place.
+    const bool forced = force_copy();
+    if (ex.modifier != DRM_FORMAT_MOD_LINEAR || forced) {
         char hex[32];
         std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(ex.modifier));
         if (!req.allow_tiled)
             return give_up(req.refused_tiling,
                            std::string("the EGLImage's layout (modifier ") + hex +
-                               ") is not linear: it needs a de-tiling copy; set CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF "
+                               (forced ? ", copy forced by CLDMABUF_EGL_FORCE_COPY" : "") +
+                               ") is not linear: it needs a GPU copy; set CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF "
                                "to CL_TRUE to consent to it");
-        return give_up(CL_INVALID_OPERATION,
-                       std::string("modifier ") + hex + ": importing a tiled EGLImage is not implemented yet");
     }
     if (!query_image_size(egl, object.display, object.image, &ex.width, &ex.height, &why))
         return give_up(req.invalid_object, why);
+    if (ex.modifier != DRM_FORMAT_MOD_LINEAR || forced) {
+        auto copy = std::make_shared<LinearCopy>();
+        if (!create_linear_copy(egl, object.display, display_device(egl, object.display), ex.fourcc, ex.width,
+                                ex.height, copy.get(), &why))
+            return give_up(CL_OUT_OF_RESOURCES, "tiled export, no linear copy: " + why);
+        ::close(ex.fd);  // the tiled export itself is not imported
+        ex.fd = copy->fd;
+        copy->fd = -1;   // the import owns it from here (closed by give_up on failure)
+        ex.stride = static_cast<EGLint>(copy->stride);
+        ex.offset = 0;
+        ex.modifier = DRM_FORMAT_MOD_LINEAR;
+        object.copy = copy;
+        LOG_INFO("%s: tiled export (or forced copy): GPU copy through a linear %dx%d buffer from GBM on %s", req.what,
+                 ex.width, ex.height, copy->node.c_str());
+    }
 
     const cl_mem_properties props[] = {
         CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(ex.fd),
@@ -301,12 +336,14 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     desc.image_row_pitch = static_cast<size_t>(ex.stride);
     cl_int err = CL_SUCCESS;
     cl_mem mem = layer_create_image(context, props, flags, &layout.planes[0].format, &desc, nullptr, &err);
+    if (!mem && object.copy) destroy_linear_copy(egl, object.display, object.copy.get());
     if (!mem) {
         const cl_int code = err == CL_IMAGE_FORMAT_NOT_SUPPORTED ? req.bad_format : err;
         return give_up(code, "the dma-buf import of the EGLImage failed (error " + std::to_string(err) + ")");
     }
     // The import owns the fd now.
     object.context = context;
+    object.flags = flags;
     {
         std::lock_guard lock(objects_mutex);
         objects[mem] = object;
@@ -319,8 +356,9 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
         next().clReleaseMemObject(mem);
         return fail(errcode_ret, CL_OUT_OF_RESOURCES, req.what, "cannot register the destructor callback");
     }
-    LOG_INFO("%s: %dx%d %s (modifier linear), pitch %d, offset %d -> %p", req.what, ex.width, ex.height,
-             fourcc_text(ex.fourcc).c_str(), ex.stride, ex.offset, static_cast<void *>(mem));
+    LOG_INFO("%s: %dx%d %s (modifier linear%s), pitch %d, offset %d -> %p", req.what, ex.width, ex.height,
+             fourcc_text(ex.fourcc).c_str(), object.copy ? ", GPU copy" : "", ex.stride, ex.offset,
+             static_cast<void *>(mem));
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
 }
@@ -382,6 +420,58 @@ cl_int run_step(ImportStep step, cl_command_type type, cl_command_queue queue, c
     return err;
 }
 
+// The tiled-export path's copies: GL -> linear before the acquire, linear ->
+// GL after the release (once OpenCL's writes are done: the release waits for
+// its own completion on this path only).
+cl_int copy_objects(cl_uint n, const cl_mem *mems, bool to_linear, const char *what) {
+    const EglApi *egl = egl_api();
+    for (cl_uint i = 0; i < n; ++i) {
+        EglObject object;
+        if (!find_object(mems[i], &object) || !object.copy) continue;
+        if (!to_linear && object.flags == CL_MEM_READ_ONLY) continue;
+        std::string why;
+        const bool ok = egl && with_gl_context(
+                                   *egl, object.display, object.producer,
+                                   [&](std::string *w) { return blit_linear(*egl, object.image, *object.copy, to_linear, w); },
+                                   &why);
+        if (!ok) {
+            LOG_ERROR("%s: the GPU copy %s the linear buffer failed: %s", what, to_linear ? "into" : "out of",
+                      why.c_str());
+            return CL_OUT_OF_RESOURCES;
+        }
+    }
+    return CL_SUCCESS;
+}
+
+bool any_copy_back(cl_uint n, const cl_mem *mems) {
+    for (cl_uint i = 0; i < n; ++i) {
+        EglObject object;
+        if (find_object(mems[i], &object) && object.copy && object.flags != CL_MEM_READ_ONLY) return true;
+    }
+    return false;
+}
+
+cl_int acquire_step(ImportStep step, cl_command_type type, cl_command_queue queue, cl_uint n, const cl_mem *mems,
+                    cl_uint num_events, const cl_event *wait_list, cl_event *event, const char *what) {
+    if (cl_int err = copy_objects(n, mems, true, what); err != CL_SUCCESS) return err;
+    return run_step(step, type, queue, n, mems, num_events, wait_list, event);
+}
+
+cl_int release_step(ImportStep step, cl_command_type type, cl_command_queue queue, cl_uint n, const cl_mem *mems,
+                    cl_uint num_events, const cl_event *wait_list, cl_event *event, const char *what) {
+    if (!any_copy_back(n, mems)) return run_step(step, type, queue, n, mems, num_events, wait_list, event);
+    cl_event done = nullptr;
+    cl_int err = run_step(step, type, queue, n, mems, num_events, wait_list, &done);
+    if (err != CL_SUCCESS) return err;
+    err = next().clWaitForEvents(1, &done);
+    if (err == CL_SUCCESS) err = copy_objects(n, mems, false, what);
+    if (event)
+        *event = done;
+    else
+        next().clReleaseEvent(done);
+    return err;
+}
+
 cl_context queue_context(cl_command_queue queue) {
     cl_context context = nullptr;
     if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
@@ -431,8 +521,8 @@ cl_int CL_API_CALL enqueue_acquire_egl_objects(cl_command_queue queue, cl_uint n
         return err;
     if (forward && next().clEnqueueAcquireEGLObjectsKHR)
         return next().clEnqueueAcquireEGLObjectsKHR(queue, n, mems, num_events, wait_list, event);
-    return run_step(enqueue_acquire_external_mem_objects, CL_COMMAND_ACQUIRE_EGL_OBJECTS_KHR, queue, n, mems,
-                    num_events, wait_list, event);
+    return acquire_step(enqueue_acquire_external_mem_objects, CL_COMMAND_ACQUIRE_EGL_OBJECTS_KHR, queue, n, mems, num_events, wait_list, event,
+                        "clEnqueueAcquireEGLObjectsKHR");
 }
 
 cl_int CL_API_CALL enqueue_release_egl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
@@ -442,8 +532,8 @@ cl_int CL_API_CALL enqueue_release_egl_objects(cl_command_queue queue, cl_uint n
         return err;
     if (forward && next().clEnqueueReleaseEGLObjectsKHR)
         return next().clEnqueueReleaseEGLObjectsKHR(queue, n, mems, num_events, wait_list, event);
-    return run_step(enqueue_release_external_mem_objects, CL_COMMAND_RELEASE_EGL_OBJECTS_KHR, queue, n, mems,
-                    num_events, wait_list, event);
+    return release_step(enqueue_release_external_mem_objects, CL_COMMAND_RELEASE_EGL_OBJECTS_KHR, queue, n, mems, num_events, wait_list, event,
+                        "clEnqueueReleaseEGLObjectsKHR");
 }
 
 // ---- cl_khr_gl_sharing: memory objects -----------------------------------------------
@@ -487,6 +577,7 @@ cl_mem create_from_gl(cl_context context, cl_mem_flags flags, EGLenum egl_target
     object.image = image;
     object.own_image = true;
     object.from_gl = true;
+    object.producer = share.context;
     object.gl_type = gl_type;
     object.target = target;
     object.level = level;
@@ -538,11 +629,85 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
                                          cl_int *errcode_ret) {
     if (!find_share(context, nullptr) && forward_gl(context) && next().clCreateFromGLBuffer)
         return next().clCreateFromGLBuffer(context, flags, buffer, errcode_ret);
-    if (!find_share(context, nullptr))
-        return fail(errcode_ret, CL_INVALID_CONTEXT, "clCreateFromGLBuffer",
+    constexpr const char *what = "clCreateFromGLBuffer";
+    GlShare share;
+    if (!find_share(context, &share))
+        return fail(errcode_ret, CL_INVALID_CONTEXT, what,
                     "the context was not created with CL_GL_CONTEXT_KHR and CL_EGL_DISPLAY_KHR");
-    return fail(errcode_ret, CL_INVALID_OPERATION, "clCreateFromGLBuffer",
-                "GL buffer objects are not shared by the layer (EGL has no image of a buffer object)");
+    if (!valid_access_flags(flags))
+        return fail(errcode_ret, CL_INVALID_VALUE, what,
+                    "flags must be CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY or CL_MEM_READ_WRITE");
+    if (buffer == 0) return fail(errcode_ret, CL_INVALID_GL_OBJECT, what, "the GL buffer name is 0");
+    std::string why;
+    const EglApi *egl = egl_api(&why);
+    if (!egl) return fail(errcode_ret, CL_INVALID_CONTEXT, what, "EGL is not available: " + why);
+    if (cl_int err = check_devices(*egl, share.display, context_device_list(context), &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, what, why);
+    GlBufferExport ex;
+    cl_int code = CL_SUCCESS;
+    if (!export_gl_buffer(*egl, share.display, share.context, buffer, flags, &ex, &code, &why))
+        return fail(errcode_ret, code, what, why);
+    if (ex.offset != 0 || ex.size == 0) {
+        ::close(ex.fd);
+        return fail(errcode_ret, CL_INVALID_GL_OBJECT, what,
+                    "GL buffer " + std::to_string(buffer) + " is a sub-allocation (offset " + std::to_string(ex.offset) +
+                        ", size " + std::to_string(ex.size) + " of its dma-buf): only whole dma-bufs are imported");
+    }
+    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(ex.fd), 0};
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = layer_create_buffer(context, props, flags, ex.size, nullptr, &err);
+    if (!mem) {
+        ::close(ex.fd);
+        return fail(errcode_ret, err, what, "the dma-buf import of the GL buffer failed (error " + std::to_string(err) + ")");
+    }
+    EglObject object;
+    object.context = context;
+    object.display = share.display;
+    object.from_gl = true;
+    object.gl_type = CL_GL_OBJECT_BUFFER;
+    object.name = buffer;
+    object.producer = share.context;
+    object.flags = flags;
+    {
+        std::lock_guard lock(objects_mutex);
+        objects[mem] = object;
+    }
+    if (next().clSetMemObjectDestructorCallback(mem, on_mem_destroyed, nullptr) != CL_SUCCESS) {
+        {
+            std::lock_guard lock(objects_mutex);
+            objects.erase(mem);
+        }
+        next().clReleaseMemObject(mem);
+        return fail(errcode_ret, CL_OUT_OF_RESOURCES, what, "cannot register the destructor callback");
+    }
+    LOG_INFO("%s: GL buffer %u, %zu bytes -> %p", what, buffer, ex.size, static_cast<void *>(mem));
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return mem;
+}
+
+cl_event CL_API_CALL create_event_from_gl_sync(cl_context context, cl_GLsync sync, cl_int *errcode_ret) {
+    constexpr const char *what = "clCreateEventFromGLsyncKHR";
+    GlShare share;
+    if (!find_share(context, &share)) {
+        if (forward_gl(context) && next().clCreateEventFromGLsyncKHR)
+            return next().clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+        LOG_ERROR("%s: the context was not created with CL_GL_CONTEXT_KHR and CL_EGL_DISPLAY_KHR", what);
+        if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
+        return nullptr;
+    }
+    std::string why;
+    const EglApi *egl = egl_api(&why);
+    cl_int code = CL_INVALID_CONTEXT;
+    cl_event event = egl ? gl_sync_event(*egl, context, share.display, share.context, reinterpret_cast<GLsync>(sync),
+                                         &code, &why)
+                         : nullptr;
+    if (!event) {
+        LOG_ERROR("%s: %s", what, why.c_str());
+        if (errcode_ret) *errcode_ret = code;
+        return nullptr;
+    }
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return event;
 }
 
 cl_mem CL_API_CALL create_from_gl_texture_3d(cl_context context, cl_mem_flags flags, cl_GLenum target,
@@ -586,7 +751,7 @@ cl_int CL_API_CALL get_gl_texture_info(cl_mem mem, cl_gl_texture_info param, siz
             return next().clGetGLTextureInfo(mem, param, size, value, size_ret);
         return CL_INVALID_GL_OBJECT;
     }
-    if (object.gl_type == CL_GL_OBJECT_RENDERBUFFER) return CL_INVALID_GL_OBJECT;
+    if (object.gl_type != CL_GL_OBJECT_TEXTURE2D) return CL_INVALID_GL_OBJECT;  // renderbuffers, buffers
     switch (param) {
     case CL_GL_TEXTURE_TARGET: {
         const cl_GLenum target = object.target;
@@ -611,8 +776,8 @@ cl_int CL_API_CALL enqueue_acquire_gl_objects(cl_command_queue queue, cl_uint n,
         return err;
     if (forward && next().clEnqueueAcquireGLObjects)
         return next().clEnqueueAcquireGLObjects(queue, n, mems, num_events, wait_list, event);
-    return run_step(enqueue_acquire_external_mem_objects, CL_COMMAND_ACQUIRE_GL_OBJECTS, queue, n, mems,
-                    num_events, wait_list, event);
+    return acquire_step(enqueue_acquire_external_mem_objects, CL_COMMAND_ACQUIRE_GL_OBJECTS, queue, n, mems, num_events, wait_list, event,
+                        "clEnqueueAcquireGLObjects");
 }
 
 cl_int CL_API_CALL enqueue_release_gl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
@@ -622,8 +787,8 @@ cl_int CL_API_CALL enqueue_release_gl_objects(cl_command_queue queue, cl_uint n,
         return err;
     if (forward && next().clEnqueueReleaseGLObjects)
         return next().clEnqueueReleaseGLObjects(queue, n, mems, num_events, wait_list, event);
-    return run_step(enqueue_release_external_mem_objects, CL_COMMAND_RELEASE_GL_OBJECTS, queue, n, mems,
-                    num_events, wait_list, event);
+    return release_step(enqueue_release_external_mem_objects, CL_COMMAND_RELEASE_GL_OBJECTS, queue, n, mems, num_events, wait_list, event,
+                        "clEnqueueReleaseGLObjects");
 }
 
 // ---- cl_khr_gl_sharing: contexts ----------------------------------------------------
@@ -844,12 +1009,15 @@ void *egl_function(const char *name) {
     if (!std::strcmp(name, "clEnqueueReleaseEGLObjectsKHR"))
         return reinterpret_cast<void *>(&enqueue_release_egl_objects);
     if (!std::strcmp(name, "clGetGLContextInfoKHR")) return reinterpret_cast<void *>(&get_gl_context_info);
+    if (!std::strcmp(name, "clCreateEventFromGLsyncKHR")) return reinterpret_cast<void *>(&create_event_from_gl_sync);
     return nullptr;
 }
 
 void install_egl_overrides(cl_icd_dispatch &table) {
     if (egl_mode() == EglMode::off) return;
     layer_create_image = table.clCreateImageWithProperties;
+    layer_create_buffer = table.clCreateBufferWithProperties;
+    table.clCreateEventFromGLsyncKHR = create_event_from_gl_sync;
     table.clCreateFromEGLImageKHR = create_from_egl_image;
     table.clEnqueueAcquireEGLObjectsKHR = enqueue_acquire_egl_objects;
     table.clEnqueueReleaseEGLObjectsKHR = enqueue_release_egl_objects;
