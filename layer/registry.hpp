@@ -29,6 +29,12 @@ struct BackendState {
     virtual ~BackendState() = default;
 };
 
+// A tiled image import's linear shadow and its blitter state
+// (layer/ext/tiled_image.hpp); opaque here for the same reason.
+struct TiledState {
+    virtual ~TiledState() = default;
+};
+
 struct Import {
     cl_mem mem = nullptr;
     cl_context context = nullptr;
@@ -54,12 +60,20 @@ struct Import {
         size_t bytes = 0;                // pixel bytes a full copy moves
         cl_uint route = 0;               // CL_DMA_BUF_ROUTE_*_CLDMABUF
         cl_mem internal_buffer = nullptr;  // the layer's buffer under an image-from-buffer
+        // DRM_FORMAT_MOD_LINEAR (0) unless the dma-buf is X/Y tiled: then
+        // offset/row_pitch above describe the tiled surface in the dma-buf,
+        // the ICD's image lives over the layer's linear shadow (Import::tiled)
+        // and `mapping` is null: nothing may read the dma-buf's bytes as pixels.
+        uint64_t modifier = 0;
     };
     bool is_image = false;
     ImageLayout image;
 
     std::mutex backend_mutex;
     std::unique_ptr<BackendState> backend;
+    // Tiled image imports only (image.modifier != 0): de-tiled on acquire,
+    // re-tiled on release.
+    std::unique_ptr<TiledState> tiled;
 
     // CPU access direction for DMA_BUF_IOCTL_SYNC, from the object's flags.
     uint64_t sync_access_flags() const;

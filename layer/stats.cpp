@@ -33,7 +33,9 @@ std::string Stats::summary() const {
         << " zero_copy_bytes=" << zero_copy_bytes << " host_bytes_copied=" << host_bytes_copied
         << " acquires=" << acquires << " releases=" << releases << " fence_waits=" << fence_waits
         << " fence_timeouts=" << fence_timeouts << " syncs=" << syncs
-        << " blt_copies=" << blt_copies << " blt_bytes=" << blt_bytes;
+        << " blt_copies=" << blt_copies << " blt_bytes=" << blt_bytes
+        << " tiled_imports=" << tiled_imports << " detile_bytes=" << detile_bytes
+        << " retile_bytes=" << retile_bytes;
     for (const auto &[reason, count] : fallbacks()) out << " fallback[" << reason << "]=" << count;
     return out.str();
 }

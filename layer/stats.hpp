@@ -22,6 +22,9 @@ struct Stats {
     std::atomic<uint64_t> syncs{0};
     std::atomic<uint64_t> blt_copies{0};
     std::atomic<uint64_t> blt_bytes{0};
+    std::atomic<uint64_t> tiled_imports{0};
+    std::atomic<uint64_t> detile_bytes{0};  // tiled imports: dma-buf -> shadow on acquire
+    std::atomic<uint64_t> retile_bytes{0};  // shadow -> dma-buf on release
 
     // A copy the blitter did not take, by reason.
     void count_fallback(const std::string &reason);

@@ -3,7 +3,10 @@
 // object's access direction.  Release: DMA_BUF_IOCTL_SYNC END once every
 // earlier command that used the object finished.  Imports that live in a
 // device copy are refreshed from the dma-buf on acquire and written back on
-// release when the device may have written them.
+// release when the device may have written them.  Tiled image imports
+// (layer/ext/tiled_image.hpp) are de-tiled into their linear shadow by the
+// blitter on acquire and re-tiled on release when writable; the CPU never
+// touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.
 #include "layer/ext/acquire_release.hpp"
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/import.hpp"
 #include "layer/ext/sync.hpp"
+#include "layer/ext/tiled_image.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -72,9 +76,9 @@ cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, c
         return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, import.mapping, n, waits,
                                            done);
     const size_t origin[3] = {0, 0, 0};
-    return next().clEnqueueWriteImage(queue, import.mem, CL_FALSE, origin, import.image.region,
-                                      import.image.row_pitch, import.image.slice_pitch,
-                                      static_cast<char *>(import.mapping) + import.image.offset, n, waits, done);
+    const HostPixels px = host_pixels(import);
+    return next().clEnqueueWriteImage(queue, import.mem, CL_FALSE, origin, import.image.region, px.row_pitch,
+                                      px.slice_pitch, px.ptr, n, waits, done);
 }
 
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
@@ -83,9 +87,9 @@ cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, c
         return next().clEnqueueReadBuffer(queue, import.mem, CL_FALSE, 0, import.size, import.mapping, n, waits,
                                           done);
     const size_t origin[3] = {0, 0, 0};
-    return next().clEnqueueReadImage(queue, import.mem, CL_FALSE, origin, import.image.region,
-                                     import.image.row_pitch, import.image.slice_pitch,
-                                     static_cast<char *>(import.mapping) + import.image.offset, n, waits, done);
+    const HostPixels px = host_pixels(import);
+    return next().clEnqueueReadImage(queue, import.mem, CL_FALSE, origin, import.image.region, px.row_pitch,
+                                     px.slice_pitch, px.ptr, n, waits, done);
 }
 
 }  // namespace
@@ -105,9 +109,11 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     step.work = [list](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
-        for (const auto &import : list)
-            if (cl_int err = begin_cpu_access(*import, import->sync_access_flags(), "acquire"); err != CL_SUCCESS)
-                return err;
+        for (const auto &import : list) {
+            const cl_int err = tiled_of(*import) ? detile(*import)
+                                                 : begin_cpu_access(*import, import->sync_access_flags(), "acquire");
+            if (err != CL_SUCCESS) return err;
+        }
         return CL_SUCCESS;
     };
     // Imports held in a device copy: refresh it from the dma-buf after the fences.
@@ -160,8 +166,15 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     step.work = [list](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
-        // END even after an error: the CPU access bracket must close.
-        for (const auto &import : list) end_cpu_access(*import, import->sync_access_flags(), "release");
+        for (const auto &import : list) {
+            if (!tiled_of(*import)) {
+                // END even after an error: the CPU access bracket must close.
+                end_cpu_access(*import, import->sync_access_flags(), "release");
+            } else if (result == CL_SUCCESS && !(import->flags & CL_MEM_READ_ONLY)) {
+                // After a failed command the shadow may be half written: leave the dma-buf as it was.
+                result = retile(*import);
+            }
+        }
         return result;
     };
     cl_int err = enqueue_host_step(std::move(step), event);

@@ -44,6 +44,8 @@
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/import.hpp"
 #include "layer/ext/properties.hpp"
+#include "layer/ext/tiled_image.hpp"
+#include "layer/i915/blt_copy.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -123,8 +125,7 @@ cl_int check_modifier(const ImageLayerProperties &props, std::string *why) {
                    "CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF to CL_TRUE to consent to it";
             return CL_INVALID_PROPERTY;
         }
-        *why = std::string("modifier ") + name + ": tiled import not implemented yet";
-        return CL_INVALID_OPERATION;
+        return CL_SUCCESS;  // consented: layer/ext/tiled_image.cpp decides whether it can be served
     }
     *why = std::string("modifier ") + hex +
            " is not supported (only DRM_FORMAT_MOD_LINEAR; compressed layouts are never imported)";
@@ -197,6 +198,7 @@ void teardown(Import &import) {
         std::lock_guard lock(import.backend_mutex);
         import.backend.reset();
     }
+    import.tiled.reset();  // the ICD's image over the shadow is gone
     unmap_dmabuf(import);  // layer/ext/mapping_cache may keep it for the next import
     kernel().close(import.fd);
     LOG_DEBUG("image import destroyed: unmapped %zu bytes, closed fd %d", import.mapping_len, import.fd);
@@ -514,8 +516,15 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         return fail(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
                     "channel order 0x" + std::to_string(format->image_channel_order) + " / type 0x" +
                         std::to_string(format->image_channel_data_type) + " is not a valid image format");
+    // A tiled surface's pitch, when not given, is the row in whole tiles.
+    i915::Tiling tiling = i915::Tiling::Linear;
+    const bool tiled = layer_props.has_modifier && layer_props.allow_tiled &&
+                       tiling_of_modifier(layer_props.modifier, &tiling);
+    cl_image_desc tiled_desc = *desc;
+    if (tiled) tiled_desc.image_row_pitch = tiled_row_pitch(tiling, desc->image_width * elem, desc->image_row_pitch);
     Geometry g;
-    if (cl_int err = geometry(*desc, elem, &g, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
+    if (cl_int err = geometry(tiled ? tiled_desc : *desc, elem, &g, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, why);
     if (!format_supported(context, flags, desc->image_type, *format))
         return fail(errcode_ret, CL_IMAGE_FORMAT_NOT_SUPPORTED,
                     "the ICD does not support this channel order/type for this image type and access");
@@ -536,6 +545,21 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
                     "plane offset " + std::to_string(layer_props.plane_offset) + " + " + std::to_string(g.needed) +
                         " image bytes is past the dma-buf's end (" + std::to_string(dmabuf_bytes) + " bytes)");
 
+    std::unique_ptr<TiledImage> tiled_state;
+    if (tiled) {
+        TiledRequest req;
+        req.tiling = tiling;
+        req.type = desc->image_type;
+        req.elem = elem;
+        req.width = desc->image_width;
+        req.height = desc->image_height;
+        req.row_pitch = g.row_pitch;
+        req.plane_offset = layer_props.plane_offset;
+        req.dmabuf_size = static_cast<uint64_t>(dmabuf_bytes);
+        if (cl_int err = prepare_tiled_image(req, devices, &tiled_state, &why); err != CL_SUCCESS)
+            return fail(errcode_ret, err, why);
+    }
+
     auto import = std::make_shared<Import>();
     import->context = context;
     import->fd = props.fd;
@@ -552,14 +576,29 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     std::copy(std::begin(g.region), std::end(g.region), import->image.region);
     import->image.bytes = g.bytes;
 
-    if (int err = map_dmabuf(*import, props.fd, end, flags); err != 0)
+    // What the ICD's image is laid over: the dma-buf's mapping, or a tiled
+    // import's linear shadow (the dma-buf itself is only touched by the blitter).
+    Geometry icd_g = g;
+    if (tiled_state) {
+        import->image.modifier = layer_props.modifier;
+        import->mapped_writable = true;
+        icd_g.row_pitch = tiled_state->shadow_pitch;
+        icd_g.needed = size_t{tiled_state->shadow_pitch} * desc->image_height;
+        i915::BltImport dmabuf_gem;
+        if (int err = i915::blt_import_of(*import, *tiled_state->engine, &dmabuf_gem); err != 0)
+            return fail(errcode_ret, CL_INVALID_OPERATION,
+                        "the blitter cannot import dma-buf fd " + std::to_string(props.fd) + " (PRIME_FD_TO_HANDLE: " +
+                            std::strerror(-err) + ")");
+        import->tiled = std::move(tiled_state);
+    } else if (int err = map_dmabuf(*import, props.fd, end, flags); err != 0) {
         return fail(errcode_ret, CL_INVALID_PROPERTY,
                     "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(err));
+    }
     void *map = import->mapping;
-    char *pixels = static_cast<char *>(map) + import->image.offset;
+    char *pixels = host_pixels(*import).ptr;
 
     std::string note;
-    cl_uint route = preferred_route(devices, desc->image_type, g, reinterpret_cast<uintptr_t>(pixels), &note);
+    cl_uint route = preferred_route(devices, desc->image_type, icd_g, reinterpret_cast<uintptr_t>(pixels), &note);
     if (route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF && strategy_choice() == StrategyChoice::automatic &&
         desc->image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER) {
         for (cl_device_id d : devices) {
@@ -586,8 +625,8 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
                          : next().clCreateImage(context, f, format, d, ptr, err);
     };
     cl_image_desc icd_desc = *desc;
-    icd_desc.image_row_pitch = desc->image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 0 : g.row_pitch;
-    icd_desc.image_slice_pitch = g.slice_pitch;
+    icd_desc.image_row_pitch = desc->image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 0 : icd_g.row_pitch;
+    icd_desc.image_slice_pitch = icd_g.slice_pitch;
     if (desc->image_type == CL_MEM_OBJECT_IMAGE1D || desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
         icd_desc.image_row_pitch = 0;  // 1D: no pitch to give; let the ICD derive it
     cl_int err = CL_SUCCESS;
@@ -596,7 +635,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     case CL_DMA_BUF_ROUTE_IMAGE_FROM_BUFFER_CLDMABUF: {
         const cl_mem_flags buffer_flags =
             (import->mapped_writable ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) | CL_MEM_USE_HOST_PTR;
-        buffer = next().clCreateBuffer(context, buffer_flags, g.needed, pixels, &err);
+        buffer = next().clCreateBuffer(context, buffer_flags, icd_g.needed, pixels, &err);
         if (!buffer) break;
         icd_desc.buffer = buffer;
         if (desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) icd_desc.image_row_pitch = 0;
@@ -607,13 +646,22 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         mem = create(flags | CL_MEM_USE_HOST_PTR, &icd_desc, pixels, &err);
         break;
     default:
+        if (desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+            // A 1D image buffer always sits on a buffer: here the ICD's own copy.
+            buffer = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, icd_g.needed, pixels,
+                                           &err);
+            if (!buffer) break;
+            icd_desc.buffer = buffer;
+            mem = create(flags, &icd_desc, nullptr, &err);
+            break;
+        }
         mem = create(flags | CL_MEM_COPY_HOST_PTR, &icd_desc, pixels, &err);
         break;
     }
     auto undo = [&](cl_int code, const std::string &reason) {
         if (mem) next().clReleaseMemObject(mem);
         if (buffer) next().clReleaseMemObject(buffer);
-        unmap_dmabuf(*import, false);
+        if (map) unmap_dmabuf(*import, false);
         return fail(errcode_ret, code, reason);
     };
     if (!mem) return undo(err, "the ICD refused the image (error " + std::to_string(err) + ", route " +
@@ -635,16 +683,20 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     imports().add(import);
 
     stats().imports++;
-    if (import->strategy == ImportStrategy::zero_copy) {
+    if (import->tiled) {
+        stats().tiled_imports++;
+    } else if (import->strategy == ImportStrategy::zero_copy) {
         stats().zero_copy_imports++;
         stats().zero_copy_bytes += g.bytes;
     } else {
         stats().copy_imports++;
         stats().host_bytes_copied += g.bytes;
     }
-    LOG_INFO("imported dma-buf fd %d as a %zux%zux%zu image (pitch %zu, offset %zu) %p, %s%s%s", props.fd,
-             g.region[0], g.region[1], g.region[2], g.row_pitch, import->image.offset, static_cast<void *>(mem),
-             route_name(route), note.empty() ? "" : ": ", note.c_str());
+    LOG_INFO("imported dma-buf fd %d as a %zux%zux%zu %simage (pitch %zu, offset %zu) %p, %s%s%s%s", props.fd,
+             g.region[0], g.region[1], g.region[2], import->tiled ? "tiled " : "", g.row_pitch,
+             import->image.offset, static_cast<void *>(mem), route_name(route),
+             import->tiled ? " over a linear shadow de-tiled by the blitter" : "", note.empty() ? "" : ": ",
+             note.c_str());
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
 }

@@ -27,9 +27,10 @@ struct ImageLayerProperties {
 // repeated layer property or a flag whose value is not CL_TRUE/CL_FALSE.
 cl_int split_image_layer_properties(const cl_mem_properties *props, ImageLayerProperties *out, std::string *why);
 
-// Whether the modifier (if any) allows an in-place linear import.
-// CL_SUCCESS, CL_INVALID_PROPERTY (refused) or CL_INVALID_OPERATION
-// (consented tiled import, not implemented yet), with a reason.
+// Whether the modifier (if any) may be imported: linear, or X/Y tiled with
+// CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF (layer/ext/tiled_image.hpp then
+// decides whether the blitter can serve it).  CL_SUCCESS or
+// CL_INVALID_PROPERTY with a reason.
 cl_int check_modifier(const ImageLayerProperties &props, std::string *why);
 
 // Bytes per pixel of an image format, 0 when the order/type pair is not one

@@ -1,8 +1,9 @@
 // Host mapping of an import brackets the CPU's access with
 // DMA_BUF_IOCTL_SYNC: START (direction from the map flags) before the
 // pointer is handed out, END once it is unmapped.  Only zero-copy imports
-// need it: there the mapping *is* the dma-buf.  Everything else passes
-// straight through.
+// need it (buffers and images alike): there the mapping *is* the dma-buf.
+// Everything else passes straight through, tiled image imports included:
+// their ICD image lives over the layer's shadow, not the dma-buf.
 #include <memory>
 #include <vector>
 
@@ -25,7 +26,7 @@ uint64_t access_from_map_flags(cl_map_flags flags) {
 
 std::shared_ptr<Import> zero_copy_import(cl_mem mem) {
     auto import = imports().find(mem);
-    return import && import->strategy == ImportStrategy::zero_copy ? import : nullptr;
+    return import && import->strategy == ImportStrategy::zero_copy && !import->tiled ? import : nullptr;
 }
 
 // Outstanding maps of imports: the access direction to close on unmap.
@@ -36,14 +37,13 @@ struct MapRecord {
 std::mutex maps_mutex;
 std::vector<std::pair<void *, MapRecord>> live_maps;
 
-void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
-                                     size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
-                                     cl_event *event, cl_int *errcode_ret) {
-    auto import = zero_copy_import(buffer);
-    if (!import)
-        return next().clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size, num_events, wait_list, event,
-                                         errcode_ret);
-
+// The map of a zero-copy import, buffer or image: SYNC START in a host
+// step, then the ICD's own (non-blocking) map behind it.  `icd_map` enqueues
+// that map waiting on the gate event.
+template <typename IcdMap>
+void *map_with_sync(const std::shared_ptr<Import> &import, cl_command_queue queue, cl_bool blocking,
+                    cl_map_flags flags, cl_uint num_events, const cl_event *wait_list, cl_event *event,
+                    cl_int *errcode_ret, IcdMap icd_map) {
     const uint64_t access = access_from_map_flags(flags);
     // SYNC START runs in queue order (after earlier commands, e.g. a blitter
     // copy into this buffer), and the map itself waits for it.
@@ -63,8 +63,7 @@ void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_b
         return nullptr;
     }
     cl_event map_event = nullptr;
-    void *ptr = next().clEnqueueMapBuffer(queue, buffer, CL_FALSE, flags, offset, size, 1, &gate, &map_event,
-                                          &err);
+    void *ptr = icd_map(gate, &map_event, &err);
     next().clReleaseEvent(gate);
     if (!ptr) {
         if (errcode_ret) *errcode_ret = err;
@@ -86,6 +85,35 @@ void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_b
     if (event) *event = map_event; else next().clReleaseEvent(map_event);
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return ptr;
+}
+
+void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
+                                     size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
+                                     cl_event *event, cl_int *errcode_ret) {
+    auto import = zero_copy_import(buffer);
+    if (!import)
+        return next().clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size, num_events, wait_list, event,
+                                         errcode_ret);
+    return map_with_sync(import, queue, blocking, flags, num_events, wait_list, event, errcode_ret,
+                         [&](cl_event gate, cl_event *map_event, cl_int *err) {
+                             return next().clEnqueueMapBuffer(queue, buffer, CL_FALSE, flags, offset, size, 1, &gate,
+                                                              map_event, err);
+                         });
+}
+
+void *CL_API_CALL enqueue_map_image(cl_command_queue queue, cl_mem image, cl_bool blocking, cl_map_flags flags,
+                                    const size_t *origin, const size_t *region, size_t *row_pitch,
+                                    size_t *slice_pitch, cl_uint num_events, const cl_event *wait_list,
+                                    cl_event *event, cl_int *errcode_ret) {
+    std::shared_ptr<Import> import = imports().empty() ? nullptr : zero_copy_import(image);
+    if (!import || import->mem != image)
+        return next().clEnqueueMapImage(queue, image, blocking, flags, origin, region, row_pitch, slice_pitch,
+                                        num_events, wait_list, event, errcode_ret);
+    return map_with_sync(import, queue, blocking, flags, num_events, wait_list, event, errcode_ret,
+                         [&](cl_event gate, cl_event *map_event, cl_int *err) {
+                             return next().clEnqueueMapImage(queue, image, CL_FALSE, flags, origin, region, row_pitch,
+                                                             slice_pitch, 1, &gate, map_event, err);
+                         });
 }
 
 cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, void *mapped_ptr,
@@ -131,6 +159,7 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
 
 void install_map_overrides(cl_icd_dispatch &table) {
     table.clEnqueueMapBuffer = enqueue_map_buffer;
+    table.clEnqueueMapImage = enqueue_map_image;
     table.clEnqueueUnmapMemObject = enqueue_unmap_mem_object;
 }
 

@@ -84,6 +84,20 @@ void BltEngine::release(const BltImport &imp) {
     dev_->release(imp.handle);
 }
 
+int BltEngine::create_shadow(uint64_t bytes, BltShadow *out) {
+    std::lock_guard lock(mu_);
+    ShadowBuffer s;
+    if (int r = dev_->create_shadow(bytes, &s); r != 0) return r;
+    out->obj = {s.handle, s.gpu_addr, s.size};
+    out->map = s.map;
+    return 0;
+}
+
+void BltEngine::release_shadow(const BltShadow &shadow) {
+    std::lock_guard lock(mu_);
+    dev_->destroy_shadow({shadow.obj.handle, shadow.obj.gpu_addr, shadow.obj.size, shadow.map});
+}
+
 int BltEngine::submit_plan(const BltImport &src, const BltImport &dst, const BlitPlan &plan,
                            int *out_fence) {
     if (!out_fence) return -EINVAL;
@@ -184,6 +198,11 @@ const Gen9Info &BltEngine::device_info() const { return dev_->info(); }
 size_t BltEngine::live_imports() const {
     std::lock_guard lock(mu_);
     return dev_->imports();
+}
+
+size_t BltEngine::live_shadows() const {
+    std::lock_guard lock(mu_);
+    return dev_->shadows();
 }
 
 size_t BltEngine::batch_buffers() const {

@@ -23,6 +23,13 @@ struct BltImport {
     uint64_t size = 0;
 };
 
+// A linear buffer of the node's own, mapped for the CPU (tiled image
+// imports de-tile into it).  `obj` goes to the submit_* calls like an import.
+struct BltShadow {
+    BltImport obj;
+    void *map = nullptr;
+};
+
 class BltEngine {
 public:
     // Lazily probes once (thread-safe).  nullptr when there is no Gen9 i915
@@ -38,6 +45,10 @@ public:
     int import(int dmabuf_fd, uint64_t size, BltImport *out);
     // GEM_CLOSE (last reference) + free the address range.
     void release(const BltImport &imp);
+
+    // A mapped linear GEM object of at least `bytes`.  0 or -errno.
+    int create_shadow(uint64_t bytes, BltShadow *out);
+    void release_shadow(const BltShadow &shadow);
 
     // Build + submit one batch.  0 and *out_fence (a sync_file fd the caller
     // owns and closes), or -errno: -EINVAL for out-of-bounds or inexpressible
@@ -63,6 +74,7 @@ public:
     // Live imports / batch buffers (leak checks in tests).
     size_t live_imports() const;
     size_t batch_buffers() const;
+    size_t live_shadows() const;
 
 private:
     BltEngine() = default;

@@ -166,6 +166,50 @@ int GemDevice::new_batch(size_t bytes, BatchBuffer **out) {
     return 0;
 }
 
+int GemDevice::create_shadow(uint64_t bytes, ShadowBuffer *out) {
+    if (bytes == 0) return -EINVAL;
+    drm_i915_gem_create gc{};
+    gc.size = page_align(bytes);
+    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CREATE, &gc); r != 0) return r;
+    ShadowBuffer s;
+    s.handle = gc.handle;
+    s.size = gc.size;
+    drm_i915_gem_mmap_offset mo{};
+    mo.handle = s.handle;
+    // As for batches: WB is coherent with the blitter only where the GPU
+    // snoops the LLC.
+    mo.flags = info_.has_llc ? I915_MMAP_OFFSET_WB : I915_MMAP_OFFSET_WC;
+    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_MMAP_OFFSET, &mo); r != 0) {
+        gem_close(fd_, s.handle);
+        return r;
+    }
+    void *p = kernel().mmap(nullptr, s.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+                            static_cast<off_t>(mo.offset));
+    if (p == MAP_FAILED) {
+        const int r = -errno;
+        gem_close(fd_, s.handle);
+        return r;
+    }
+    s.map = p;
+    s.gpu_addr = va_.alloc(s.size);
+    if (s.gpu_addr == 0) {
+        kernel().munmap(p, s.size);
+        gem_close(fd_, s.handle);
+        return -ENOSPC;
+    }
+    ++shadows_;
+    *out = s;
+    return 0;
+}
+
+void GemDevice::destroy_shadow(const ShadowBuffer &s) {
+    if (!s.handle) return;
+    if (s.map) kernel().munmap(s.map, s.size);
+    gem_close(fd_, s.handle);
+    va_.free(s.gpu_addr, s.size);
+    --shadows_;
+}
+
 bool GemDevice::batch_idle(BatchBuffer *b) {
     if (!b->in_flight) return true;
     drm_i915_gem_busy busy{};

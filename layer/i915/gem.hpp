@@ -46,6 +46,15 @@ struct BatchBuffer {
     uint64_t seq = 0;  // submission order, oldest retired first
 };
 
+// A linear GEM object of the node's own, mapped for the CPU: what a tiled
+// image import de-tiles into (layer/ext/tiled_image.cpp).
+struct ShadowBuffer {
+    uint32_t handle = 0;
+    uint64_t gpu_addr = 0;
+    uint64_t size = 0;  // page-rounded
+    void *map = nullptr;
+};
+
 class GemDevice {
 public:
     // Takes ownership of info.fd.  Creates the GEM context.  0 or -errno.
@@ -72,8 +81,16 @@ public:
     // After execbuffer: mark in flight (submitted) or give back at once.
     void retire_batch(BatchBuffer *b, bool submitted);
 
+    // GEM_CREATE + GEM_MMAP_OFFSET (WB on LLC parts, else WC) + mmap + a
+    // softpin range.  0 or -errno; nothing is left behind on failure.
+    int create_shadow(uint64_t bytes, ShadowBuffer *out);
+    // munmap + GEM_CLOSE + free the range.  A batch still in flight keeps
+    // its own reference to the object in the kernel.
+    void destroy_shadow(const ShadowBuffer &shadow);
+
     size_t imports() const { return imports_.size(); }
     size_t batches() const { return batches_.size(); }
+    size_t shadows() const { return shadows_; }
 
     static constexpr size_t kMinBatchBytes = 16 * 1024;
     static constexpr size_t kMaxBatches = 64;
@@ -98,6 +115,7 @@ private:
     std::unordered_map<uint32_t, ImportEntry> imports_;
     std::vector<std::unique_ptr<BatchBuffer>> batches_;
     uint64_t seq_ = 0;
+    size_t shadows_ = 0;
 };
 
 }  // namespace cldmabuf::i915

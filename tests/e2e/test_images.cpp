@@ -601,12 +601,7 @@ TEST_CASE("images: refusals name the right error and leave the fd (and no mappin
                              {CL_MEM_DMA_BUF_MODIFIER_CLDMABUF, I915_FORMAT_MOD_X_TILED}),
                 CL_INVALID_PROPERTY);
     }
-    SECTION("Y-tiled with consent: not implemented yet") {
-        refused(import_image(env, fd, rgba8, p, CL_MEM_READ_ONLY, &err,
-                             {CL_MEM_DMA_BUF_MODIFIER_CLDMABUF, I915_FORMAT_MOD_Y_TILED,
-                              CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, CL_TRUE}),
-                CL_INVALID_OPERATION);
-    }
+    // Consented tiled imports: tests/e2e/test_tiled_images.cpp.
     SECTION("compressed (Y_TILED_CCS), even with consent") {
         refused(import_image(env, fd, rgba8, p, CL_MEM_READ_ONLY, &err,
                              {CL_MEM_DMA_BUF_MODIFIER_CLDMABUF, I915_FORMAT_MOD_Y_TILED_CCS,

@@ -1,0 +1,216 @@
+#include "layer/ext/tiled_image.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/i915/blit_plan.hpp"
+#include "layer/i915/blt_copy.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/stats.hpp"
+
+namespace cldmabuf {
+
+using i915::Tiling;
+
+TiledImage::~TiledImage() {
+    if (engine && shadow.obj.handle) engine->release_shadow(shadow);
+}
+
+bool tiling_of_modifier(uint64_t modifier, Tiling *tiling) {
+    if (modifier == I915_FORMAT_MOD_X_TILED) *tiling = Tiling::X;
+    else if (modifier == I915_FORMAT_MOD_Y_TILED) *tiling = Tiling::Y;
+    else return false;
+    return true;
+}
+
+size_t tiled_row_pitch(Tiling tiling, size_t row_bytes, size_t desc_pitch) {
+    if (desc_pitch) return desc_pitch;
+    const size_t tw = i915::tile_width_bytes(tiling);
+    return (row_bytes + tw - 1) / tw * tw;
+}
+
+namespace {
+
+constexpr uint64_t kTileBytes = 4096;  // X and Y tiles alike
+
+const char *tiling_name(Tiling t) { return t == Tiling::X ? "X-tiled" : "Y-tiled"; }
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// The shadow's pitch: blitter-legal (64 B, as Mesa aligns linear blit
+// surfaces) and a whole number of CL_DEVICE_IMAGE_PITCH_ALIGNMENT pixels, so
+// an ICD that wraps a buffer in an image can take it in place.
+size_t shadow_pitch_for(const std::vector<cl_device_id> &devices, size_t row_bytes, size_t elem) {
+    size_t align = 64;
+    for (cl_device_id d : devices) {
+        cl_uint pixels = 0;
+        if (next().clGetDeviceInfo(d, CL_DEVICE_IMAGE_PITCH_ALIGNMENT, sizeof pixels, &pixels, nullptr) ==
+                CL_SUCCESS &&
+            pixels)
+            align = std::lcm(align, size_t{pixels} * elem);
+    }
+    return round_up(row_bytes, align);
+}
+
+i915::ImageCopy blit_of(const TiledImage &t, bool to_shadow) {
+    i915::ImageCopy c;
+    c.elem_size = t.elem;
+    c.width = t.width;
+    c.height = t.height;
+    i915::ImageSide tiled{t.plane_offset, t.tiled_pitch, t.tiling, 0, 0};
+    i915::ImageSide linear{0, t.shadow_pitch, Tiling::Linear, 0, 0};
+    c.src = to_shadow ? tiled : linear;
+    c.dst = to_shadow ? linear : tiled;
+    return c;
+}
+
+}  // namespace
+
+cl_int prepare_tiled_image(const TiledRequest &req, const std::vector<cl_device_id> &devices,
+                           std::unique_ptr<TiledImage> *out, std::string *why) {
+    const std::string name = tiling_name(req.tiling);
+    i915::BltEngine *engine = i915::BltEngine::instance();
+    if (!engine) {
+        *why = name + " import: no Gen9 blitter to de-tile with (no i915 Gen9 render node, or CLDMABUF_BLT=off)";
+        return CL_INVALID_OPERATION;
+    }
+    for (cl_device_id d : devices)
+        if (const char *mismatch = i915::blt_device_mismatch(d)) {
+            *why = name + " import: the blitter's node does not serve a device of the import (" + mismatch + ")";
+            return CL_INVALID_OPERATION;
+        }
+    if (req.type != CL_MEM_OBJECT_IMAGE2D) {
+        *why = name + " import: only CL_MEM_OBJECT_IMAGE2D can be tiled";
+        return CL_INVALID_IMAGE_DESCRIPTOR;
+    }
+    if (req.elem != 1 && req.elem != 2 && req.elem != 4 && req.elem != 8 && req.elem != 16) {
+        *why = name + " import: the blitter copies pixels of 1, 2, 4, 8 or 16 bytes, not " +
+               std::to_string(req.elem);
+        return CL_IMAGE_FORMAT_NOT_SUPPORTED;
+    }
+    const size_t tw = i915::tile_width_bytes(req.tiling), th = i915::tile_height_rows(req.tiling);
+    if (req.row_pitch % tw || req.row_pitch / 4 > i915::kMaxTiledPitchDwords) {
+        *why = name + " import: image_row_pitch " + std::to_string(req.row_pitch) + " must be a multiple of the " +
+               std::to_string(tw) + "-byte tile width (and at most " +
+               std::to_string(size_t{i915::kMaxTiledPitchDwords} * 4) + ")";
+        return CL_INVALID_IMAGE_DESCRIPTOR;
+    }
+    if (req.plane_offset % kTileBytes) {
+        *why = name + " import: CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF " + std::to_string(req.plane_offset) +
+               " must be a multiple of the 4096-byte tile";
+        return CL_INVALID_PROPERTY;
+    }
+    // The surface spans whole tile rows.
+    const uint64_t surface = uint64_t{req.row_pitch} * round_up(req.height, th);
+    if (req.plane_offset > req.dmabuf_size || surface > req.dmabuf_size - req.plane_offset) {
+        *why = name + " import: plane offset " + std::to_string(req.plane_offset) + " + " +
+               std::to_string(surface) + " bytes of whole tile rows is past the dma-buf's end (" +
+               std::to_string(req.dmabuf_size) + " bytes)";
+        return CL_INVALID_IMAGE_SIZE;
+    }
+    auto t = std::make_unique<TiledImage>();
+    t->tiling = req.tiling;
+    t->elem = static_cast<uint32_t>(req.elem);
+    t->width = static_cast<uint32_t>(req.width);
+    t->height = static_cast<uint32_t>(req.height);
+    t->tiled_pitch = static_cast<uint32_t>(req.row_pitch);
+    t->plane_offset = req.plane_offset;
+    const size_t shadow_pitch = shadow_pitch_for(devices, req.width * req.elem, req.elem);
+    if (shadow_pitch > i915::kMaxLinearPitch || req.width > i915::kMaxCoord || req.height > UINT32_MAX) {
+        *why = name + " import: a row of " + std::to_string(req.width * req.elem) +
+               " bytes is wider than the blitter's linear pitch limit (" + std::to_string(i915::kMaxLinearPitch) +
+               " bytes)";
+        return CL_INVALID_IMAGE_SIZE;
+    }
+    t->shadow_pitch = static_cast<uint32_t>(shadow_pitch);
+    i915::BlitPlan plan;
+    if (i915::plan_copy_2d(blit_of(*t, true), &plan) != 0 || i915::plan_copy_2d(blit_of(*t, false), &plan) != 0) {
+        *why = name + " import: the blitter cannot express this surface";
+        return CL_INVALID_IMAGE_DESCRIPTOR;
+    }
+    if (int r = engine->create_shadow(uint64_t{shadow_pitch} * req.height, &t->shadow); r != 0) {
+        *why = name + " import: cannot allocate the linear shadow (" + std::to_string(shadow_pitch * req.height) +
+               " bytes): " + std::strerror(-r);
+        return CL_OUT_OF_RESOURCES;
+    }
+    t->engine = engine;
+    *out = std::move(t);
+    return CL_SUCCESS;
+}
+
+TiledImage *tiled_of(const Import &import) { return static_cast<TiledImage *>(import.tiled.get()); }
+
+HostPixels host_pixels(const Import &import) {
+    if (const TiledImage *t = tiled_of(import))
+        return {static_cast<char *>(t->shadow.map), t->shadow_pitch, 0};
+    return {static_cast<char *>(import.mapping) + import.image.offset, import.image.row_pitch,
+            import.image.slice_pitch};
+}
+
+namespace {
+
+// One blit between the dma-buf and the shadow, waited for within the fence
+// bound.  The dma-buf's GEM import is made once and cached on the import.
+cl_int blit(Import &import, bool to_shadow, const char *what) {
+    TiledImage &t = *tiled_of(import);
+    i915::BltImport dmabuf;
+    if (int r = i915::blt_import_of(import, *t.engine, &dmabuf); r != 0) {
+        LOG_ERROR("%s: the blitter cannot import dma-buf fd %d: %s", what, import.fd, std::strerror(-r));
+        return CL_OUT_OF_RESOURCES;
+    }
+    const i915::BltImport &src = to_shadow ? dmabuf : t.shadow.obj;
+    const i915::BltImport &dst = to_shadow ? t.shadow.obj : dmabuf;
+    int fence = -1;
+    if (int r = t.engine->submit_copy_2d(src, dst, blit_of(t, to_shadow), &fence); r != 0) {
+        LOG_ERROR("%s: the blitter batch for dma-buf fd %d was refused: %s", what, import.fd, std::strerror(-r));
+        return CL_OUT_OF_RESOURCES;
+    }
+    const int waited = i915::BltEngine::wait_fence(fence, fence_timeout_ms());
+    kernel().close(fence);
+    if (waited == 0) {
+        stats().fence_timeouts++;
+        LOG_ERROR("%s: the blitter batch for dma-buf fd %d did not finish in %d ms (CLDMABUF_FENCE_TIMEOUT_MS)",
+                  what, import.fd, fence_timeout_ms());
+        return CL_OUT_OF_RESOURCES;
+    }
+    if (waited < 0) {
+        LOG_ERROR("%s: the blitter batch for dma-buf fd %d failed: %s", what, import.fd, std::strerror(-waited));
+        return CL_OUT_OF_RESOURCES;
+    }
+    const uint64_t bytes = uint64_t{t.width} * t.height * t.elem;
+    (to_shadow ? stats().detile_bytes : stats().retile_bytes) += bytes;
+    return CL_SUCCESS;
+}
+
+}  // namespace
+
+cl_int detile(Import &import) {
+    // The execbuffer waits for the dma-buf's fences without a bound on a
+    // real kernel (implicit sync), so wait with poll first: a fence that
+    // never signals must fail the acquire, not hang the ring.
+    stats().fence_waits++;
+    const int wait = dmabuf_wait_idle(import.fd, (import.flags & CL_MEM_READ_ONLY) == 0, fence_timeout_ms());
+    if (wait == -ETIME) {
+        stats().fence_timeouts++;
+        LOG_ERROR("acquire: dma-buf fd %d still has pending fences after %d ms (CLDMABUF_FENCE_TIMEOUT_MS)",
+                  import.fd, fence_timeout_ms());
+        return CL_OUT_OF_RESOURCES;
+    }
+    if (wait < 0) {
+        LOG_ERROR("acquire: waiting for the fences of dma-buf fd %d failed: %s", import.fd, std::strerror(-wait));
+        return CL_OUT_OF_RESOURCES;
+    }
+    return blit(import, true, "acquire (de-tile)");
+}
+
+cl_int retile(Import &import) { return blit(import, false, "release (re-tile)"); }
+
+}  // namespace cldmabuf
