@@ -18,11 +18,14 @@
 #include <CL/cl.h>
 #include <CL/cl_gl.h>
 
+#include "CL/cl_ext_cldmabuf.h"  // CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF: how the layer shared a texture
+
 #define EGL_NO_X11 1
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GLES3/gl3.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -166,6 +169,14 @@ int main() {
     cl_mem dst = clCreateFromGLTexture(context, CL_MEM_WRITE_ONLY, GL_TEXTURE_2D, 0, dst_tex, &err);
     if (!dst) return die("clCreateFromGLTexture(dst)", err);
     cl_mem objects[2] = {src, dst};
+    // Zero-copy check: the layer says how the ICD reaches each texture's
+    // dma-buf; only CL_DMA_BUF_ROUTE_COPY_CLDMABUF would copy.
+    for (cl_mem m : objects) {
+        cl_uint route = CL_DMA_BUF_ROUTE_COPY_CLDMABUF;
+        clGetMemObjectInfo(m, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr);
+        std::printf("%s: %s\n", m == src ? "src" : "dst",
+                    route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF ? "device copy (not zero-copy)" : "zero-copy");
+    }
     clSetKernelArg(kernel, 0, sizeof src, &src);
     clSetKernelArg(kernel, 1, sizeof dst, &dst);
     const size_t global[2] = {W, H};
@@ -176,6 +187,18 @@ int main() {
     if ((err = clEnqueueReleaseGLObjects(queue, 2, objects, 0, nullptr, nullptr)) != CL_SUCCESS)
         return die("clEnqueueReleaseGLObjects", err);
     clFinish(queue);  // OpenCL work is complete before GL uses the textures again
+
+    // What a hand-over costs: acquire + release of both textures, waited for.
+    constexpr int rounds = 100;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < rounds; ++i) {
+        clEnqueueAcquireGLObjects(queue, 2, objects, 0, nullptr, nullptr);
+        clEnqueueReleaseGLObjects(queue, 2, objects, 0, nullptr, nullptr);
+        clFinish(queue);
+    }
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+    std::printf("acquire + release of 2 textures: %.1f us per round (%d rounds)\n",
+                static_cast<double>(us.count()) / rounds, rounds);
 
     // ---- 3. GL sees the kernel's result ----
     const auto dst_pixels = read_back(fbo, dst_tex);
