@@ -148,8 +148,11 @@ static inline cl_uint cl_dma_buf_fourcc_layout_cldmabuf(cl_uint fourcc, cl_dma_b
  * clCreateFromGLTexture/Renderbuffer of that context); value CL_TRUE or
  * CL_FALSE.  Without it a non-linear export is refused (CL_IMAGE_FORMAT_NOT_SUPPORTED
  * from clCreateFromEGLImageKHR, CL_INVALID_OPERATION from clCreateFromGL*);
- * with it the call fails with CL_INVALID_OPERATION: the de-tiling copy is
- * not implemented yet. */
+ * with it the layer keeps a linear GBM buffer beside the GL object and copies
+ * on the GPU (one glBlitFramebuffer in the producer's context on acquire, one
+ * back on release unless the cl_mem is CL_MEM_READ_ONLY; docs/egl.md, "Tiled
+ * exports").  CLDMABUF_EGL_FORCE_COPY=1 (a test switch) treats every export as
+ * tiled. */
 #ifndef CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF
 #define CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF 0x10C0F
 #endif
