@@ -27,7 +27,8 @@ cl_int errno_status(int err) { return err == -ENOMEM ? CL_OUT_OF_HOST_MEMORY : C
 // of the dma-buf as pixels), so neither may be blitted as it stands.
 const char *not_in_place(const Import &imp) {
     if (imp.strategy != ImportStrategy::zero_copy) return "device-copy import";
-    if (!imp.mapping) return "import whose ICD storage is not the dma-buf (tiled shadow)";
+    if (!imp.mapping || (imp.is_image && imp.image.modifier != 0))
+        return "import whose ICD storage is not the dma-buf (tiled shadow)";
     return nullptr;
 }
 
