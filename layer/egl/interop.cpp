@@ -514,27 +514,33 @@ cl_int classify(cl_command_queue queue, cl_uint n, const cl_mem *mems, bool gl, 
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL enqueue_acquire_egl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
-                                               cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+// The four acquire/release entry points differ only in the ICD slot they
+// forward to, the command type and the kind of object they take: one
+// template serves them all.  `Slot` is the next layer's entry point, used
+// when every object is the ICD's own (it has the extension itself).
+template <auto Slot, bool Acquire, bool Gl, cl_command_type Type>
+cl_int CL_API_CALL handoff(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint num_events,
+                           const cl_event *wait_list, cl_event *event) {
+    static constexpr const char *what = Gl ? (Acquire ? "clEnqueueAcquireGLObjects" : "clEnqueueReleaseGLObjects")
+                                           : (Acquire ? "clEnqueueAcquireEGLObjectsKHR"
+                                                      : "clEnqueueReleaseEGLObjectsKHR");
     bool forward = false;
-    if (cl_int err = classify(queue, n, mems, false, &forward, "clEnqueueAcquireEGLObjectsKHR"); err != CL_SUCCESS)
-        return err;
-    if (forward && next().clEnqueueAcquireEGLObjectsKHR)
-        return next().clEnqueueAcquireEGLObjectsKHR(queue, n, mems, num_events, wait_list, event);
-    return acquire_step(enqueue_acquire_external_mem_objects, CL_COMMAND_ACQUIRE_EGL_OBJECTS_KHR, queue, n, mems, num_events, wait_list, event,
-                        "clEnqueueAcquireEGLObjectsKHR");
+    if (cl_int err = classify(queue, n, mems, Gl, &forward, what); err != CL_SUCCESS) return err;
+    if (forward && next().*Slot) return (next().*Slot)(queue, n, mems, num_events, wait_list, event);
+    return Acquire ? acquire_step(enqueue_acquire_external_mem_objects, Type, queue, n, mems, num_events, wait_list,
+                                  event, what)
+                   : release_step(enqueue_release_external_mem_objects, Type, queue, n, mems, num_events, wait_list,
+                                  event, what);
 }
 
-cl_int CL_API_CALL enqueue_release_egl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
-                                               cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-    bool forward = false;
-    if (cl_int err = classify(queue, n, mems, false, &forward, "clEnqueueReleaseEGLObjectsKHR"); err != CL_SUCCESS)
-        return err;
-    if (forward && next().clEnqueueReleaseEGLObjectsKHR)
-        return next().clEnqueueReleaseEGLObjectsKHR(queue, n, mems, num_events, wait_list, event);
-    return release_step(enqueue_release_external_mem_objects, CL_COMMAND_RELEASE_EGL_OBJECTS_KHR, queue, n, mems, num_events, wait_list, event,
-                        "clEnqueueReleaseEGLObjectsKHR");
-}
+constexpr auto enqueue_acquire_egl_objects =
+    handoff<&cl_icd_dispatch::clEnqueueAcquireEGLObjectsKHR, true, false, CL_COMMAND_ACQUIRE_EGL_OBJECTS_KHR>;
+constexpr auto enqueue_release_egl_objects =
+    handoff<&cl_icd_dispatch::clEnqueueReleaseEGLObjectsKHR, false, false, CL_COMMAND_RELEASE_EGL_OBJECTS_KHR>;
+constexpr auto enqueue_acquire_gl_objects =
+    handoff<&cl_icd_dispatch::clEnqueueAcquireGLObjects, true, true, CL_COMMAND_ACQUIRE_GL_OBJECTS>;
+constexpr auto enqueue_release_gl_objects =
+    handoff<&cl_icd_dispatch::clEnqueueReleaseGLObjects, false, true, CL_COMMAND_RELEASE_GL_OBJECTS>;
 
 // ---- cl_khr_gl_sharing: memory objects -----------------------------------------------
 
@@ -769,28 +775,6 @@ cl_int CL_API_CALL get_gl_texture_info(cl_mem mem, cl_gl_texture_info param, siz
     }
 }
 
-cl_int CL_API_CALL enqueue_acquire_gl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
-                                              cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-    bool forward = false;
-    if (cl_int err = classify(queue, n, mems, true, &forward, "clEnqueueAcquireGLObjects"); err != CL_SUCCESS)
-        return err;
-    if (forward && next().clEnqueueAcquireGLObjects)
-        return next().clEnqueueAcquireGLObjects(queue, n, mems, num_events, wait_list, event);
-    return acquire_step(enqueue_acquire_external_mem_objects, CL_COMMAND_ACQUIRE_GL_OBJECTS, queue, n, mems, num_events, wait_list, event,
-                        "clEnqueueAcquireGLObjects");
-}
-
-cl_int CL_API_CALL enqueue_release_gl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
-                                              cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-    bool forward = false;
-    if (cl_int err = classify(queue, n, mems, true, &forward, "clEnqueueReleaseGLObjects"); err != CL_SUCCESS)
-        return err;
-    if (forward && next().clEnqueueReleaseGLObjects)
-        return next().clEnqueueReleaseGLObjects(queue, n, mems, num_events, wait_list, event);
-    return release_step(enqueue_release_external_mem_objects, CL_COMMAND_RELEASE_GL_OBJECTS, queue, n, mems, num_events, wait_list, event,
-                        "clEnqueueReleaseGLObjects");
-}
-
 // ---- cl_khr_gl_sharing: contexts ----------------------------------------------------
 
 struct ContextRequest {
@@ -1005,9 +989,9 @@ void *egl_function(const char *name) {
     if (egl_mode() == EglMode::off || !name) return nullptr;
     if (!std::strcmp(name, "clCreateFromEGLImageKHR")) return reinterpret_cast<void *>(&create_from_egl_image);
     if (!std::strcmp(name, "clEnqueueAcquireEGLObjectsKHR"))
-        return reinterpret_cast<void *>(&enqueue_acquire_egl_objects);
+        return reinterpret_cast<void *>(enqueue_acquire_egl_objects);
     if (!std::strcmp(name, "clEnqueueReleaseEGLObjectsKHR"))
-        return reinterpret_cast<void *>(&enqueue_release_egl_objects);
+        return reinterpret_cast<void *>(enqueue_release_egl_objects);
     if (!std::strcmp(name, "clGetGLContextInfoKHR")) return reinterpret_cast<void *>(&get_gl_context_info);
     if (!std::strcmp(name, "clCreateEventFromGLsyncKHR")) return reinterpret_cast<void *>(&create_event_from_gl_sync);
     return nullptr;
