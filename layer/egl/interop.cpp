@@ -138,13 +138,17 @@ struct GlShare {
 std::mutex shares_mutex;
 std::unordered_map<cl_context, GlShare> shares;
 
-bool find_share(cl_context context, GlShare *out) {
-    std::lock_guard lock(shares_mutex);
-    auto it = shares.find(context);
-    if (it == shares.end()) return false;
+// A copy of map[key] taken under `mu` (the entry may go at any moment after).
+template <typename Map>
+bool find_locked(std::mutex &mu, const Map &map, const typename Map::key_type &key, typename Map::mapped_type *out) {
+    std::lock_guard lock(mu);
+    auto it = map.find(key);
+    if (it == map.end()) return false;
     if (out) *out = it->second;
     return true;
 }
+
+bool find_share(cl_context context, GlShare *out) { return find_locked(shares_mutex, shares, context, out); }
 
 void CL_CALLBACK on_context_destroyed(cl_context context, void *) {
     std::lock_guard lock(shares_mutex);
@@ -171,13 +175,7 @@ struct EglObject {
 std::mutex objects_mutex;
 std::unordered_map<cl_mem, EglObject> objects;
 
-bool find_object(cl_mem mem, EglObject *out) {
-    std::lock_guard lock(objects_mutex);
-    auto it = objects.find(mem);
-    if (it == objects.end()) return false;
-    if (out) *out = it->second;
-    return true;
-}
+bool find_object(cl_mem mem, EglObject *out) { return find_locked(objects_mutex, objects, mem, out); }
 
 void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *) {
     EglObject object;
