@@ -192,6 +192,22 @@ void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *) {
     if (object.own_image && egl->DestroyImageKHR) egl->DestroyImageKHR(object.display, object.image);
 }
 
+// Records `object` for `mem` until the ICD destroys it.  false (and `mem`
+// released) when the destructor callback cannot be registered.
+bool track_object(cl_mem mem, const EglObject &object) {
+    {
+        std::lock_guard lock(objects_mutex);
+        objects[mem] = object;
+    }
+    if (next().clSetMemObjectDestructorCallback(mem, on_mem_destroyed, nullptr) == CL_SUCCESS) return true;
+    {
+        std::lock_guard lock(objects_mutex);
+        objects.erase(mem);
+    }
+    next().clReleaseMemObject(mem);
+    return false;
+}
+
 cl_mem fail(cl_int *errcode_ret, cl_int err, const char *what, const std::string &why) {
     LOG_ERROR("%s: %s", what, why.c_str());
     if (errcode_ret) *errcode_ret = err;
@@ -342,18 +358,8 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     // The import owns the fd now.
     object.context = context;
     object.flags = flags;
-    {
-        std::lock_guard lock(objects_mutex);
-        objects[mem] = object;
-    }
-    if (next().clSetMemObjectDestructorCallback(mem, on_mem_destroyed, nullptr) != CL_SUCCESS) {
-        {
-            std::lock_guard lock(objects_mutex);
-            objects.erase(mem);
-        }
-        next().clReleaseMemObject(mem);
+    if (!track_object(mem, object))
         return fail(errcode_ret, CL_OUT_OF_RESOURCES, req.what, "cannot register the destructor callback");
-    }
     LOG_INFO("%s: %dx%d %s (modifier linear%s), pitch %d, offset %d -> %p", req.what, ex.width, ex.height,
              fourcc_text(ex.fourcc).c_str(), object.copy ? ", GPU copy" : "", ex.stride, ex.offset,
              static_cast<void *>(mem));
@@ -672,18 +678,8 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
     object.name = buffer;
     object.producer = share.context;
     object.flags = flags;
-    {
-        std::lock_guard lock(objects_mutex);
-        objects[mem] = object;
-    }
-    if (next().clSetMemObjectDestructorCallback(mem, on_mem_destroyed, nullptr) != CL_SUCCESS) {
-        {
-            std::lock_guard lock(objects_mutex);
-            objects.erase(mem);
-        }
-        next().clReleaseMemObject(mem);
+    if (!track_object(mem, object))
         return fail(errcode_ret, CL_OUT_OF_RESOURCES, what, "cannot register the destructor callback");
-    }
     LOG_INFO("%s: GL buffer %u, %zu bytes -> %p", what, buffer, ex.size, static_cast<void *>(mem));
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
