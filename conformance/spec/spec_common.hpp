@@ -102,6 +102,15 @@ cl_int wait_status(cl_event e, int timeout_ms = 5000);
 // Two sub-devices of the fixture's device (partitioned equally, one compute
 // unit each), for the statements about several devices; empty if the device
 // cannot be partitioned.
+//
+// The ICD defect behind the [!mayfail] tags of P3, C8b, A5, A6 and A17:
+// PoCL 3.1 answers CL_CONTEXT_DEVICES of a context created from one
+// sub-device with the parent device (clGetContextInfo, checked without the
+// layer: CL_CONTEXT_NUM_DEVICES 1, the device is the parent).  The layer
+// validates CL_MEM_DEVICE_HANDLE_LIST_KHR and queues against that answer, so
+// these statements cannot be told apart on PoCL 3.1.  The host lane leaves
+// [subdevices] to the VM lane (meson.build); the tag stays until the VM
+// lane's ICDs show them passing.
 struct SubDevices {
     std::vector<cl_device_id> devices;
     explicit SubDevices(cl_device_id parent);

@@ -163,7 +163,7 @@ TEST_CASE("O4: clEnqueueMigrateMemObjects on an acquired import succeeds and kee
 // Between two listed devices, as in the sample: acquire on cq1, migrate to
 // device 2, read there, release on cq2.
 TEST_CASE("O5: migrating an import between two listed devices keeps its contents",
-          "[spec][objects][migrate][subdevices][!mayfail]") {
+          "[spec][objects][migrate][subdevices]") {
     REQUIRE_DMABUF();
     ClEnv env;
     SubDevices sd(env.device);

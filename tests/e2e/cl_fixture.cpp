@@ -1,9 +1,11 @@
 #include "cl_fixture.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -36,12 +38,61 @@ std::vector<std::string> split_words(const std::string &s) {
     return words;
 }
 
-bool layer_enabled() {
-    const char *v = std::getenv("OPENCL_LAYERS");
-    return v && *v;
+namespace {
+
+std::string real_path(const char *path) {
+    char buf[PATH_MAX];
+    return path && realpath(path, buf) ? std::string(buf) : std::string();
 }
 
+// OPENCL_LAYERS as the process started: ocl-icd splits the variable with
+// strtok() in place on its first call, after which getenv() returns only the
+// first entry.  Taken before main(), so before any OpenCL call.
+const std::string &layers_at_start() {
+    static const std::string v = std::getenv("OPENCL_LAYERS") ? std::getenv("OPENCL_LAYERS") : "";
+    return v;
+}
+[[maybe_unused]] const std::string &snapshot_layers = layers_at_start();
+
+}  // namespace
+
+bool layer_requested() { return !layers_at_start().empty(); }
+
+// Proof by ownership: the function pointer the loader hands out for the
+// layer's entry point must lie inside the file OPENCL_LAYERS names.  Without
+// the layer PoCL 3.1 has no such function at all; an ICD that had its own
+// would answer from its own library, which fails the comparison too.
+std::string layer_problem() {
+    if (!layer_requested()) return "OPENCL_LAYERS is not set";
+    const std::string &requested = layers_at_start();
+    cl_uint n = 0;  // the loader loads the layers on its first call
+    if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0) return "no OpenCL platform";
+    std::vector<cl_platform_id> platforms(n);
+    clGetPlatformIDs(n, platforms.data(), nullptr);
+    std::string answered_by = "nobody";
+    for (cl_platform_id p : platforms) {
+        void *fn = clGetExtensionFunctionAddressForPlatform(p, "clEnqueueAcquireExternalMemObjectsKHR");
+        Dl_info info{};
+        if (!fn || !dladdr(fn, &info) || !info.dli_fname) continue;
+        const std::string owner = real_path(info.dli_fname);
+        answered_by = info.dli_fname;
+        // ocl-icd splits OPENCL_LAYERS at ':'.
+        std::istringstream entries(requested);
+        for (std::string entry; std::getline(entries, entry, ':');)
+            if (!owner.empty() && real_path(entry.c_str()) == owner) return {};
+    }
+    return "OPENCL_LAYERS=" + requested + " is set but that layer is not loaded: " +
+           "clEnqueueAcquireExternalMemObjectsKHR is answered by " + answered_by;
+}
+
+bool layer_enabled() { return layer_problem().empty(); }
+
 ClEnv::ClEnv() {
+    // A test run that asked for the layer and silently got the bare ICD
+    // would "pass" everything that does not need it: fail instead.
+    if (layer_requested()) {
+        if (std::string why = layer_problem(); !why.empty()) throw std::runtime_error(why);
+    }
     cl_uint n = 0;
     if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0) throw std::runtime_error("no OpenCL platform");
     std::vector<cl_platform_id> platforms(n);

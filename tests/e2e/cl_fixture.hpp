@@ -32,8 +32,14 @@ struct ClEnv {
     cl_kernel build_kernel(const char *source, const char *name) const;
 };
 
-// The layer must be enabled for these tests; say so loudly otherwise.
+// The layer is enabled when it is in the dispatch chain, not merely named:
+// OPENCL_LAYERS is set and the library it names answers
+// clEnqueueAcquireExternalMemObjectsKHR through the ICD loader.  A wrong path
+// (or a layer whose clInitLayer failed) leaves the bare ICD, which
+// layer_enabled() reports as false and layer_problem() explains.
 bool layer_enabled();
+std::string layer_problem();  // empty when layer_enabled(); otherwise why not, in one line
+bool layer_requested();       // OPENCL_LAYERS is set (ClEnv then insists on layer_enabled())
 
 std::string platform_string(cl_platform_id p, cl_platform_info what);
 std::string device_string(cl_device_id d, cl_device_info what);
