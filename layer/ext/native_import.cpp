@@ -37,19 +37,25 @@ Owner handle_owner(const cl_mem_properties *props, cl_mem_properties *type) {
     return Owner::nobody;
 }
 
-// The devices an import concerns: its CL_MEM_DEVICE_HANDLE_LIST_KHR, else the context's.
+// The devices an import concerns: its CL_MEM_DEVICE_HANDLE_LIST_KHR, else
+// the context's.  Empty when a listed device is not the context's: nothing
+// is asked about a handle the ICD may not know (the layer reports it).
 std::vector<cl_device_id> import_devices(cl_context context, const cl_mem_properties *props) {
-    std::vector<cl_device_id> devices;
+    std::vector<cl_device_id> context_list, listed;
+    if (context_devices(context, &context_list) != CL_SUCCESS) return {};
     for (const cl_mem_properties *p = props; p && *p;) {
         if (p[0] != CL_MEM_DEVICE_HANDLE_LIST_KHR) {
             p += 2;
             continue;
         }
-        for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) devices.push_back(reinterpret_cast<cl_device_id>(*p));
+        for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {
+            const auto device = reinterpret_cast<cl_device_id>(*p);
+            if (!device_in(context_list, device)) return {};
+            listed.push_back(device);
+        }
         ++p;
     }
-    if (devices.empty()) context_devices(context, &devices);
-    return devices;
+    return listed.empty() ? context_list : listed;
 }
 
 // The ICD's own answer (next() is below the layer's query overrides).
@@ -99,6 +105,18 @@ cl_platform_id device_platform(cl_device_id device) {
     cl_platform_id platform = nullptr;
     next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
     return platform;
+}
+
+// True when the ICD created `mem` from an external memory handle (its
+// CL_MEM_PROPERTIES name one).
+bool icd_external_object(cl_mem mem) {
+    size_t bytes = 0;
+    if (next().clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, nullptr, &bytes) != CL_SUCCESS || !bytes) return false;
+    std::vector<cl_mem_properties> props(bytes / sizeof(cl_mem_properties));
+    if (next().clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, bytes, props.data(), nullptr) != CL_SUCCESS) return false;
+    props.push_back(0);  // a list cut short still ends
+    cl_mem_properties type = 0;
+    return handle_owner(props.data(), &type) != Owner::nobody;
 }
 
 // Objects the ICD imported for the application through these hooks.
@@ -218,6 +236,10 @@ bool native_external_mem_command(bool acquire, cl_command_queue queue, cl_uint n
         next().clGetExtensionFunctionAddressForPlatform(device_platform(device), name));
     if (!icd) return false;  // no native external memory: the layer reports the foreign object
     if (ours) {
+        // A plain buffer among the layer's imports is the spec's
+        // CL_INVALID_MEM_OBJECT, which the layer reports.
+        for (cl_uint i = 0; i < n; ++i)
+            if (!imports().find(mems[i]) && !icd_external_object(mems[i])) return false;
         LOG_ERROR("%s: mem_objects mixes %u object(s) the layer imported with %u the ICD imported; "
                   "enqueue them in two calls",
                   name, ours, n - ours);

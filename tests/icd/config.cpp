@@ -65,8 +65,15 @@ std::string hex(uint64_t v) {
 std::string properties_text(const cl_mem_properties *props) {
     if (!props) return "NULL";
     std::string s;
-    const cl_mem_properties *p = props;
-    for (; *p; ++p) s += hex(*p) + ",";
+    for (const cl_mem_properties *p = props; *p;) {
+        if (*p == CL_MEM_DEVICE_HANDLE_LIST_KHR) {  // name, devices, end marker (0)
+            for (s += hex(*p++) + ","; *p; ++p) s += hex(*p) + ",";
+            s += hex(*p++) + ",";
+            continue;
+        }
+        s += hex(p[0]) + "," + hex(p[1]) + ",";
+        p += 2;
+    }
     return s + "0";
 }
 
