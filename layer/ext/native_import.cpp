@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "CL/cl_ext_cldmabuf.h"
 #include "layer/dispatch.hpp"
 #include "layer/ext/import.hpp"
 #include "layer/log.hpp"
@@ -74,8 +75,24 @@ bool icd_imports_dmabuf(cl_device_id device) {
     return false;
 }
 
+// The layer's own property names (include/CL/cl_ext_cldmabuf.h, 0x10C00..):
+// plane offset, modifier, tiling consent.  The ICD would refuse them, so a
+// list that uses them stays with the layer (layer/egl imports this way).
+bool uses_layer_properties(const cl_mem_properties *props) {
+    for (const cl_mem_properties *p = props; p && *p;) {
+        if (p[0] == CL_MEM_DEVICE_HANDLE_LIST_KHR) {
+            for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {}
+            ++p;
+            continue;
+        }
+        if (p[0] >= CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF && p[0] <= CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF) return true;
+        p += 2;
+    }
+    return false;
+}
+
 bool icd_imports_dmabuf_for(cl_context context, const cl_mem_properties *props) {
-    if (dmabuf_importer() == DmabufImporter::layer) return false;
+    if (dmabuf_importer() == DmabufImporter::layer || uses_layer_properties(props)) return false;
     const std::vector<cl_device_id> devices = import_devices(context, props);
     if (devices.empty()) return false;
     for (cl_device_id d : devices)

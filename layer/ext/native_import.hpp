@@ -6,7 +6,8 @@
 // the application's property list untouched; a dma-buf import goes to the
 // ICD when it reports DMA_BUF for every device concerned (or, for
 // clImportMemoryARM, cl_arm_import_memory_dma_buf), unless
-// CLDMABUF_DMABUF_IMPORT=layer; acquire/release of objects the layer did not
+// CLDMABUF_DMABUF_IMPORT=layer or the list uses the layer's own properties
+// (CL_MEM_DMA_BUF_*_CLDMABUF); acquire/release of objects the layer did not
 // import go to the ICD's own entry points.
 //
 // Each hook runs first in its entry point: true means "handled", the
