@@ -1,6 +1,7 @@
 // What the layer adds to platform and device queries, and the extension
 // functions it hands out.  The plain and _WITH_VERSION lists are patched the
 // same way (the CTS's extended_versioning test compares them).
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -37,6 +38,22 @@ std::vector<AddedExtension> all_added() {
 }
 const cl_external_memory_handle_type_khr import_types[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};
 
+// The ICD's handle types (none when it does not answer) followed by ours
+// that it lacks: never take away a type the ICD imports itself.
+template <typename Query>
+cl_int union_handle_types(Query query, cl_uint name, bool add_ours, size_t size, void *value, size_t *size_ret) {
+    std::vector<cl_external_memory_handle_type_khr> list;
+    size_t bytes = 0;
+    if (query(name, 0, nullptr, &bytes) == CL_SUCCESS && bytes) {
+        list.resize(bytes / sizeof(cl_external_memory_handle_type_khr));
+        if (query(name, bytes, list.data(), nullptr) != CL_SUCCESS) list.clear();
+    }
+    if (add_ours)
+        for (auto t : import_types)
+            if (std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
+    return answer(list.data(), list.size() * sizeof(cl_external_memory_handle_type_khr), size, value, size_ret);
+}
+
 bool has_word(const std::string &list, const char *word) {
     const size_t len = std::strlen(word);
     for (size_t pos = list.find(word); pos != std::string::npos; pos = list.find(word, pos + 1)) {
@@ -71,9 +88,21 @@ cl_int patched_extension_versions(Query query, cl_uint name, size_t size, void *
     if (err != CL_SUCCESS) return err;
     std::vector<cl_name_version> list(bytes / sizeof(cl_name_version));
     if (bytes && (err = query(name, bytes, list.data(), nullptr)) != CL_SUCCESS) return err;
+    // One entry per extension.  Where the ICD reports one of ours too, the
+    // higher version wins: the layer answers every query and entry point of
+    // the extensions it adds (handle-type queries incl. 1.0.1's
+    // ASSUME_LINEAR_IMAGES, properties, acquire/release) and passes the rest
+    // to the ICD, so an ICD's 1.0.0 plus the layer is a 1.0.1
+    // implementation, and an ICD newer than the layer keeps its own number
+    // (the layer forwards everything it does not own).  The extension
+    // string lists the name once either way.
     for (const auto &ext : all_added()) {
         bool present = false;
-        for (const auto &entry : list) present |= !std::strcmp(entry.name, ext.name);
+        for (auto &entry : list) {
+            if (std::strcmp(entry.name, ext.name)) continue;
+            present = true;
+            if (entry.version < ext.version) entry.version = ext.version;
+        }
         if (present) continue;
         cl_name_version entry{};
         entry.version = ext.version;
@@ -95,7 +124,7 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
         // Validate the platform through the ICD before answering for it.
         cl_int err = next().clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, 0, nullptr, nullptr);
         if (err != CL_SUCCESS) return err;
-        return answer(import_types, sizeof import_types, size, value, size_ret);
+        return union_handle_types(query, name, true, size, value, size_ret);
     }
     default: return next().clGetPlatformInfo(platform, name, size, value, size_ret);
     }
@@ -114,13 +143,13 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
         cl_int err = next().clGetDeviceInfo(device, CL_DEVICE_TYPE, 0, nullptr, nullptr);
         if (err != CL_SUCCESS) return err;
         if (name == CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR)
-            return answer(import_types, sizeof import_types, size, value, size_ret);
+            return union_handle_types(query, name, true, size, value, size_ret);
         // Images import linear dma-bufs (layer/ext/image_import.cpp): DMA_BUF
         // assumes linear images on devices with image support, none otherwise.
         cl_bool images = CL_FALSE;
         if (next().clGetDeviceInfo(device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr) != CL_SUCCESS)
             images = CL_FALSE;
-        return answer(import_types, images ? sizeof import_types : 0, size, value, size_ret);
+        return union_handle_types(query, name, images, size, value, size_ret);
     }
     default: return next().clGetDeviceInfo(device, name, size, value, size_ret);
     }

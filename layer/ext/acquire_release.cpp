@@ -17,6 +17,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/import.hpp"
+#include "layer/ext/native_import.hpp"
 #include "layer/ext/sync.hpp"
 #include "layer/ext/tiled_image.hpp"
 #include "layer/host_step.hpp"
@@ -97,6 +98,9 @@ cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, c
 cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
                                                         const cl_mem *mem_objects, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event) {
+    if (cl_int err; native_external_mem_command(true, queue, num_mem_objects, mem_objects, num_events, wait_list,
+                                                event, &err))
+        return err;
     ImportList list;
     if (cl_int err = collect(queue, num_mem_objects, mem_objects, &list, "acquire"); err != CL_SUCCESS) return err;
     stats().acquires += list.size();
@@ -134,6 +138,9 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
 cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
                                                         const cl_mem *mem_objects, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event) {
+    if (cl_int err; native_external_mem_command(false, queue, num_mem_objects, mem_objects, num_events, wait_list,
+                                                event, &err))
+        return err;
     ImportList list;
     if (cl_int err = collect(queue, num_mem_objects, mem_objects, &list, "release"); err != CL_SUCCESS) return err;
     // Checked here: the write-back below rebuilds the wait list.

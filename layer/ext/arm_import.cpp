@@ -8,6 +8,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/import.hpp"
+#include "layer/ext/native_import.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -89,6 +90,8 @@ cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
 cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
                                      const cl_import_properties_arm *properties, void *memory, size_t size,
                                      cl_int *errcode_ret) {
+    if (cl_mem mem = nullptr; native_arm_import(context, flags, properties, memory, size, errcode_ret, &mem))
+        return mem;
     ArmImportProperties props;
     std::string why;
     if (cl_int err = parse_arm_import_properties(properties, &props, &why); err != CL_SUCCESS)

@@ -43,6 +43,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/import.hpp"
+#include "layer/ext/native_import.hpp"
 #include "layer/ext/properties.hpp"
 #include "layer/ext/tiled_image.hpp"
 #include "layer/i915/blt_copy.hpp"
@@ -471,6 +472,9 @@ cl_uint preferred_route(const std::vector<cl_device_id> &devices, cl_mem_object_
 cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem_properties *properties,
                                                 cl_mem_flags flags, const cl_image_format *format,
                                                 const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
+    if (cl_mem mem = nullptr;
+        native_image_import(context, properties, flags, format, desc, host_ptr, errcode_ret, &mem))
+        return mem;
     if (!mentions_external_memory(properties))
         return next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
 

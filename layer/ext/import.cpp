@@ -12,6 +12,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/mapping_cache.hpp"
+#include "layer/ext/native_import.hpp"
 #include "layer/ext/properties.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
@@ -125,6 +126,8 @@ ImportStrategy pick_strategy(const std::vector<cl_device_id> &devices) {
 cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
                                                  cl_mem_flags flags, size_t size, void *host_ptr,
                                                  cl_int *errcode_ret) {
+    if (cl_mem mem = nullptr; native_buffer_import(context, properties, flags, size, host_ptr, errcode_ret, &mem))
+        return mem;
     if (!mentions_external_memory(properties))
         return next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
 

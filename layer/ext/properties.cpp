@@ -8,7 +8,10 @@ namespace cldmabuf {
 namespace {
 
 // Every handle type of the cl_khr_external_memory family (OpenCL-Docs
-// xml/cl.xml, cl_external_memory_handle_type_khr).  Only DMA_BUF is ours.
+// xml/cl.xml, cl_external_memory_handle_type_khr).  Only DMA_BUF is ours:
+// the import entry points hand lists with any other type to the ICD
+// untouched before parsing (layer/ext/native_import.hpp), so the refusal
+// below only answers callers that parse such a list themselves.
 bool is_external_handle_type(cl_mem_properties name) {
     switch (name) {
     case 0x2060:  // OPAQUE_FD

@@ -1,0 +1,270 @@
+#include "layer/ext/native_import.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/dispatch.hpp"
+#include "layer/ext/import.hpp"
+#include "layer/log.hpp"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+namespace {
+
+enum class Owner { nobody, layer_dmabuf, icd_handle };
+
+// Who the handle in `props` belongs to: no handle, a dma-buf (the layer's
+// unless the ICD imports them), or another type (always the ICD's).
+Owner handle_owner(const cl_mem_properties *props, cl_mem_properties *type) {
+    for (const cl_mem_properties *p = props; p && *p;) {
+        if (p[0] == CL_MEM_DEVICE_HANDLE_LIST_KHR) {
+            for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {}
+            ++p;
+            continue;
+        }
+        if (p[0] == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) return Owner::layer_dmabuf;
+        // Every handle type of cl_khr_external_memory (xml/cl.xml: 0x2060-0x2069).
+        if (p[0] >= 0x2060 && p[0] <= 0x2069) {
+            *type = p[0];
+            return Owner::icd_handle;
+        }
+        p += 2;
+    }
+    return Owner::nobody;
+}
+
+// The devices an import concerns: its CL_MEM_DEVICE_HANDLE_LIST_KHR, else
+// the context's.  Empty when a listed device is not the context's: nothing
+// is asked about a handle the ICD may not know (the layer reports it).
+std::vector<cl_device_id> import_devices(cl_context context, const cl_mem_properties *props) {
+    std::vector<cl_device_id> context_list, listed;
+    if (context_devices(context, &context_list) != CL_SUCCESS) return {};
+    for (const cl_mem_properties *p = props; p && *p;) {
+        if (p[0] != CL_MEM_DEVICE_HANDLE_LIST_KHR) {
+            p += 2;
+            continue;
+        }
+        for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {
+            const auto device = reinterpret_cast<cl_device_id>(*p);
+            if (!device_in(context_list, device)) return {};
+            listed.push_back(device);
+        }
+        ++p;
+    }
+    return listed.empty() ? context_list : listed;
+}
+
+// The ICD's own answer (next() is below the layer's query overrides).
+bool icd_imports_dmabuf(cl_device_id device) {
+    size_t bytes = 0;
+    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes) !=
+            CL_SUCCESS ||
+        bytes == 0)
+        return false;
+    std::vector<cl_external_memory_handle_type_khr> types(bytes / sizeof(cl_external_memory_handle_type_khr));
+    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, bytes, types.data(),
+                               nullptr) != CL_SUCCESS)
+        return false;
+    for (auto t : types)
+        if (t == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) return true;
+    return false;
+}
+
+// The layer's own property names (include/CL/cl_ext_cldmabuf.h, 0x10C00..):
+// plane offset, modifier, tiling consent.  The ICD would refuse them, so a
+// list that uses them stays with the layer (layer/egl imports this way).
+bool uses_layer_properties(const cl_mem_properties *props) {
+    for (const cl_mem_properties *p = props; p && *p;) {
+        if (p[0] == CL_MEM_DEVICE_HANDLE_LIST_KHR) {
+            for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {}
+            ++p;
+            continue;
+        }
+        if (p[0] >= CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF && p[0] <= CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF) return true;
+        p += 2;
+    }
+    return false;
+}
+
+bool icd_imports_dmabuf_for(cl_context context, const cl_mem_properties *props) {
+    if (dmabuf_importer() == DmabufImporter::layer || uses_layer_properties(props)) return false;
+    const std::vector<cl_device_id> devices = import_devices(context, props);
+    if (devices.empty()) return false;
+    for (cl_device_id d : devices)
+        if (!icd_imports_dmabuf(d)) return false;
+    return true;
+}
+
+bool has_word(const std::string &list, const char *word) {
+    const size_t len = std::strlen(word);
+    for (size_t pos = list.find(word); pos != std::string::npos; pos = list.find(word, pos + 1))
+        if ((pos == 0 || list[pos - 1] == ' ') && (pos + len == list.size() || list[pos + len] == ' ' ||
+                                                   list[pos + len] == '\0'))
+            return true;
+    return false;
+}
+
+bool icd_device_has_extension(cl_device_id device, const char *name) {
+    size_t bytes = 0;
+    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, nullptr, &bytes) != CL_SUCCESS || !bytes) return false;
+    std::string list(bytes, '\0');
+    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, bytes, list.data(), nullptr) != CL_SUCCESS) return false;
+    list.resize(std::strlen(list.c_str()));
+    return has_word(list, name);
+}
+
+cl_platform_id device_platform(cl_device_id device) {
+    cl_platform_id platform = nullptr;
+    next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
+    return platform;
+}
+
+// True when the ICD created `mem` from an external memory handle (its
+// CL_MEM_PROPERTIES name one).
+bool icd_external_object(cl_mem mem) {
+    size_t bytes = 0;
+    if (next().clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, nullptr, &bytes) != CL_SUCCESS || !bytes) return false;
+    std::vector<cl_mem_properties> props(bytes / sizeof(cl_mem_properties));
+    if (next().clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, bytes, props.data(), nullptr) != CL_SUCCESS) return false;
+    props.push_back(0);  // a list cut short still ends
+    cl_mem_properties type = 0;
+    return handle_owner(props.data(), &type) != Owner::nobody;
+}
+
+// Objects the ICD imported for the application through these hooks.
+std::mutex native_mutex;
+std::unordered_set<cl_mem> native_objects;
+
+void CL_CALLBACK forget_native(cl_mem mem, void *) {
+    std::lock_guard lock(native_mutex);
+    native_objects.erase(mem);
+}
+
+void remember_native(cl_mem mem) {
+    {
+        std::lock_guard lock(native_mutex);
+        native_objects.insert(mem);
+    }
+    if (next().clSetMemObjectDestructorCallback(mem, forget_native, nullptr) != CL_SUCCESS) forget_native(mem, nullptr);
+}
+
+}  // namespace
+
+DmabufImporter dmabuf_importer() {
+    static const DmabufImporter choice = [] {
+        const char *v = std::getenv("CLDMABUF_DMABUF_IMPORT");
+        return v && !std::strcmp(v, "layer") ? DmabufImporter::layer : DmabufImporter::icd;
+    }();
+    return choice;
+}
+
+bool is_native_import(cl_mem mem) {
+    std::lock_guard lock(native_mutex);
+    return native_objects.count(mem) != 0;
+}
+
+bool native_buffer_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size,
+                          void *host_ptr, cl_int *errcode_ret, cl_mem *out) {
+    cl_mem_properties type = 0;
+    switch (handle_owner(properties, &type)) {
+    case Owner::nobody: return false;
+    case Owner::icd_handle:
+        LOG_DEBUG("import with handle type 0x%llx: the ICD's (properties passed on untouched)",
+                  static_cast<unsigned long long>(type));
+        *out = next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+        return true;
+    case Owner::layer_dmabuf:
+        if (!icd_imports_dmabuf_for(context, properties)) return false;
+        *out = next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+        if (*out) {
+            remember_native(*out);
+            LOG_INFO("dma-buf buffer import %p done by the ICD, which imports dma-bufs itself "
+                     "(CLDMABUF_DMABUF_IMPORT=layer makes the layer do it)",
+                     static_cast<void *>(*out));
+        }
+        return true;
+    }
+    return false;
+}
+
+bool native_image_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
+                         const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
+                         cl_int *errcode_ret, cl_mem *out) {
+    cl_mem_properties type = 0;
+    switch (handle_owner(properties, &type)) {
+    case Owner::nobody: return false;
+    case Owner::icd_handle:
+        *out = next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
+        return true;
+    case Owner::layer_dmabuf:
+        if (!icd_imports_dmabuf_for(context, properties)) return false;
+        *out = next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
+        if (*out) {
+            remember_native(*out);
+            LOG_INFO("dma-buf image import %p done by the ICD, which imports dma-bufs itself "
+                     "(CLDMABUF_DMABUF_IMPORT=layer makes the layer do it)",
+                     static_cast<void *>(*out));
+        }
+        return true;
+    }
+    return false;
+}
+
+bool native_arm_import(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties,
+                       void *memory, size_t size, cl_int *errcode_ret, cl_mem *out) {
+    bool dmabuf = false;
+    for (const cl_import_properties_arm *p = properties; p && *p; p += 2)
+        if (p[0] == CL_IMPORT_TYPE_ARM) dmabuf = p[1] == CL_IMPORT_TYPE_DMA_BUF_ARM;
+    // Other memory types are forwarded by layer/ext/arm_import.cpp already.
+    if (!dmabuf || dmabuf_importer() == DmabufImporter::layer) return false;
+    std::vector<cl_device_id> devices;
+    if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return false;
+    for (cl_device_id d : devices)
+        if (!icd_device_has_extension(d, "cl_arm_import_memory_dma_buf")) return false;
+    using Fn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *, void *, size_t,
+                                     cl_int *);
+    auto icd = reinterpret_cast<Fn>(
+        next().clGetExtensionFunctionAddressForPlatform(device_platform(devices[0]), "clImportMemoryARM"));
+    if (!icd) return false;
+    *out = icd(context, flags, properties, memory, size, errcode_ret);
+    if (*out)
+        LOG_INFO("clImportMemoryARM: dma-buf import %p done by the ICD, which has cl_arm_import_memory_dma_buf "
+                 "(CLDMABUF_DMABUF_IMPORT=layer makes the layer do it)",
+                 static_cast<void *>(*out));
+    return true;
+}
+
+bool native_external_mem_command(bool acquire, cl_command_queue queue, cl_uint n, const cl_mem *mems,
+                                 cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_int *out) {
+    if (n == 0 || !mems) return false;  // the layer reports the error
+    cl_uint ours = 0;
+    for (cl_uint i = 0; i < n; ++i) ours += imports().find(mems[i]) ? 1 : 0;
+    if (ours == n) return false;
+    const char *name = acquire ? "clEnqueueAcquireExternalMemObjectsKHR" : "clEnqueueReleaseExternalMemObjectsKHR";
+    cl_device_id device = nullptr;
+    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
+        return false;  // the layer reports the invalid queue
+    auto icd = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        next().clGetExtensionFunctionAddressForPlatform(device_platform(device), name));
+    if (!icd) return false;  // no native external memory: the layer reports the foreign object
+    if (ours) {
+        // A plain buffer among the layer's imports is the spec's
+        // CL_INVALID_MEM_OBJECT, which the layer reports.
+        for (cl_uint i = 0; i < n; ++i)
+            if (!imports().find(mems[i]) && !icd_external_object(mems[i])) return false;
+        LOG_ERROR("%s: mem_objects mixes %u object(s) the layer imported with %u the ICD imported; "
+                  "enqueue them in two calls",
+                  name, ours, n - ours);
+        *out = CL_INVALID_OPERATION;
+        return true;
+    }
+    *out = icd(queue, n, mems, num_events, wait_list, event);
+    return true;
+}
+
+}  // namespace cldmabuf

@@ -1,0 +1,326 @@
+// The layer on ICDs unlike PoCL, through the real loader (tests/icd/README.md).
+// Each tag runs under the CLDMABUF_TESTICD mode named in tests/meson.build.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch_test_macros.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "test_dmabufs.hpp"
+#include "test_fixture.hpp"
+
+using namespace testicd_test;
+
+namespace {
+
+constexpr cl_external_memory_handle_type_khr opaque_fd = 0x2060;
+constexpr cl_external_memory_handle_type_khr dma_buf = CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR;
+
+bool contains(const std::string &haystack, const std::string &needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+template <typename T>
+bool unique(std::vector<T> v) {
+    std::sort(v.begin(), v.end());
+    return std::adjacent_find(v.begin(), v.end()) == v.end();
+}
+
+// The property list as tests/icd records it.
+std::string recorded(const std::vector<cl_mem_properties> &props) {
+    std::string s;
+    for (size_t i = 0; i + 1 < props.size(); ++i) s += hex(props[i]) + ",";
+    return s + "0";
+}
+
+cl_mem import_dmabuf(const Env &env, e2e::Dmabuf &buf, size_t size, cl_int *err) {
+    const cl_mem_properties props[] = {dma_buf, static_cast<cl_mem_properties>(buf.fd), 0};
+    cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, err);
+    if (mem) buf.release_fd();  // the importer owns it now
+    return mem;
+}
+
+}  // namespace
+
+TEST_CASE("handle-type queries answer the union of the ICD's and the layer's types", "[union]") {
+    Env env;
+    for (int device_level = 0; device_level < 2; ++device_level) {
+        cl_int err = CL_SUCCESS;
+        auto types = device_level
+                         ? device_array<cl_external_memory_handle_type_khr>(
+                               env.device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, &err)
+                         : platform_array<cl_external_memory_handle_type_khr>(
+                               env.platform, CL_PLATFORM_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, &err);
+        INFO("device level: " << device_level);
+        REQUIRE(err == CL_SUCCESS);
+        CHECK(std::count(types.begin(), types.end(), opaque_fd) == 1);  // the ICD's own
+        CHECK(std::count(types.begin(), types.end(), dma_buf) == 1);    // the layer's
+        CHECK(unique(types));
+    }
+}
+
+TEST_CASE("an opaque-fd import reaches the ICD with the application's property list untouched", "[opaque]") {
+    Env env;
+    const int fd = make_memfd(4096);
+    const std::vector<cl_mem_properties> props = {opaque_fd, static_cast<cl_mem_properties>(fd),
+                                                  CL_MEM_DEVICE_HANDLE_LIST_KHR,
+                                                  reinterpret_cast<cl_mem_properties>(env.device),
+                                                  CL_MEM_DEVICE_HANDLE_LIST_END_KHR, 0};
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_mem mem = clCreateBufferWithProperties(env.context, props.data(), CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(mem);
+    CHECK(contains(env.icd_log(), "clCreateBufferWithProperties props=" + recorded(props) + " flags=0x1 size=4096"));
+
+    SECTION("acquire and release of the ICD's object go to the ICD's own entry points") {
+        auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+            env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+        auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+            env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+        REQUIRE(acquire);
+        REQUIRE(release);
+        env.clear_icd_log();
+        cl_event ev = nullptr;
+        CHECK(acquire(env.queue, 1, &mem, 0, nullptr, &ev) == CL_SUCCESS);
+        CHECK(clWaitForEvents(1, &ev) == CL_SUCCESS);
+        clReleaseEvent(ev);
+        CHECK(release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        CHECK(clFinish(env.queue) == CL_SUCCESS);
+        const std::string log = env.icd_log();
+        CHECK(contains(log, "clEnqueueAcquireExternalMemObjectsKHR mems=" + hex(reinterpret_cast<uintptr_t>(mem))));
+        CHECK(contains(log, "clEnqueueReleaseExternalMemObjectsKHR mems=" + hex(reinterpret_cast<uintptr_t>(mem))));
+    }
+
+    SECTION("a list mixing the layer's import and the ICD's is refused, and nothing is enqueued") {
+        REQUIRE_DMABUF();
+        e2e::Dmabuf buf = e2e::make_dmabuf(4096);
+        cl_int ierr = CL_OUT_OF_RESOURCES;
+        cl_mem ours = import_dmabuf(env, buf, 4096, &ierr);
+        REQUIRE(ierr == CL_SUCCESS);
+        auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+            env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+        env.clear_icd_log();
+        const cl_mem both[] = {ours, mem};
+        CHECK(acquire(env.queue, 2, both, 0, nullptr, nullptr) == CL_INVALID_OPERATION);
+        CHECK_FALSE(contains(env.icd_log(), "clEnqueueAcquireExternalMemObjectsKHR"));
+        // A plain buffer instead of the ICD's import: the spec's error for a non-external object.
+        cl_mem plain = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 64, nullptr, &ierr);
+        const cl_mem with_plain[] = {ours, plain};
+        CHECK(acquire(env.queue, 2, with_plain, 0, nullptr, nullptr) == CL_INVALID_MEM_OBJECT);
+        clReleaseMemObject(plain);
+        clReleaseMemObject(ours);
+    }
+
+    SECTION("an image import with a foreign handle type reaches the ICD untouched too") {
+        const int ifd = make_memfd(4096);
+        const std::vector<cl_mem_properties> iprops = {opaque_fd, static_cast<cl_mem_properties>(ifd), 0};
+        const cl_image_format format = {CL_RGBA, CL_UNORM_INT8};
+        cl_image_desc desc{};
+        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        desc.image_width = 16;
+        desc.image_height = 16;
+        cl_int ierr = CL_SUCCESS;
+        cl_mem image = clCreateImageWithProperties(env.context, iprops.data(), CL_MEM_READ_ONLY, &format, &desc,
+                                                   nullptr, &ierr);
+        CHECK(image == nullptr);
+        CHECK(ierr == CL_INVALID_OPERATION);  // the test ICD has no images: its answer, not the layer's
+        CHECK(contains(env.icd_log(), "clCreateImageWithProperties props=" + recorded(iprops)));
+        close(ifd);
+    }
+    clReleaseMemObject(mem);
+}
+
+TEST_CASE("versioned extension lists carry one entry per extension and agree with the strings", "[versions]") {
+    Env env;
+    for (int device_level = 0; device_level < 2; ++device_level) {
+        INFO("device level: " << device_level);
+        const std::string text = device_level ? device_string(env.device, CL_DEVICE_EXTENSIONS)
+                                              : platform_string(env.platform, CL_PLATFORM_EXTENSIONS);
+        auto versions = device_level ? device_array<cl_name_version>(env.device, CL_DEVICE_EXTENSIONS_WITH_VERSION)
+                                     : platform_array<cl_name_version>(env.platform, CL_PLATFORM_EXTENSIONS_WITH_VERSION);
+        std::vector<std::string> listed;
+        for (const auto &nv : versions) listed.push_back(nv.name);
+        auto named = words(text);
+        CHECK(unique(listed));
+        CHECK(unique(named));
+        std::sort(listed.begin(), listed.end());
+        std::sort(named.begin(), named.end());
+        CHECK(listed == named);
+        for (const auto &nv : versions)
+            if (std::string(nv.name) == "cl_khr_external_memory")
+                CHECK(nv.version == CL_MAKE_VERSION(1, 0, 1));  // the ICD says 1.0.0; the layer completes 1.0.1
+    }
+}
+
+TEST_CASE("a dma-buf import goes to an ICD that imports dma-bufs itself", "[native-dmabuf]") {
+    REQUIRE_DMABUF();
+    Env env;
+    e2e::Dmabuf buf = e2e::make_dmabuf(4096);
+    const int fd = buf.fd;
+    auto *cpu = static_cast<unsigned char *>(cldmabuf::test::map(buf));
+    std::memset(cpu, 0x5a, 4096);
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_mem mem = import_dmabuf(env, buf, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const std::string log = env.icd_log();
+    CHECK(contains(log, "clCreateBufferWithProperties props=" + hex(dma_buf) + "," + hex(fd) + ",0"));
+    CHECK_FALSE(contains(log, "clCreateBuffer flags"));
+
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    env.clear_icd_log();
+    REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    unsigned char seen[4096] = {};
+    REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, sizeof seen, seen, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(seen[0] == 0x5a);
+    CHECK(seen[4095] == 0x5a);
+    REQUIRE(release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(contains(env.icd_log(), "clEnqueueAcquireExternalMemObjectsKHR"));
+    CHECK(contains(env.icd_log(), "clEnqueueReleaseExternalMemObjectsKHR"));
+    clReleaseMemObject(mem);
+    cldmabuf::test::unmap(cpu, 4096);
+}
+
+TEST_CASE("CLDMABUF_DMABUF_IMPORT=layer keeps dma-buf imports in the layer on such an ICD", "[dmabuf-forced]") {
+    REQUIRE_DMABUF();
+    Env env;
+    e2e::Dmabuf buf = e2e::make_dmabuf(4096);
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_mem mem = import_dmabuf(env, buf, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const std::string log = env.icd_log();
+    CHECK(contains(log, "clCreateBuffer flags"));  // the layer's buffer over its mapping
+    CHECK_FALSE(contains(log, "props=" + hex(dma_buf)));
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK_FALSE(contains(env.icd_log(), "clEnqueueAcquireExternalMemObjectsKHR"));
+    clReleaseMemObject(mem);
+}
+
+TEST_CASE("native semaphores: strings, queries and functions pass through", "[semaphores]") {
+    Env env;
+    for (const char *name : {"cl_khr_semaphore", "cl_khr_external_semaphore", "cl_khr_external_semaphore_opaque_fd"}) {
+        auto platform_words = words(platform_string(env.platform, CL_PLATFORM_EXTENSIONS));
+        auto device_words = words(device_string(env.device, CL_DEVICE_EXTENSIONS));
+        CHECK(std::count(platform_words.begin(), platform_words.end(), name) == 1);
+        CHECK(std::count(device_words.begin(), device_words.end(), name) == 1);
+    }
+    cl_int err = CL_SUCCESS;
+    auto types = platform_array<cl_semaphore_type_khr>(env.platform, CL_PLATFORM_SEMAPHORE_TYPES_KHR, &err);
+    CHECK(err == CL_SUCCESS);
+    CHECK(types == std::vector<cl_semaphore_type_khr>{CL_SEMAPHORE_TYPE_BINARY_KHR});
+    auto create = reinterpret_cast<clCreateSemaphoreWithPropertiesKHR_fn>(
+        env.function("clCreateSemaphoreWithPropertiesKHR"));
+    auto release = reinterpret_cast<clReleaseSemaphoreKHR_fn>(env.function("clReleaseSemaphoreKHR"));
+    REQUIRE(create);
+    REQUIRE(release);
+    const cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR, 0};
+    cl_semaphore_khr sem = create(env.context, props, &err);
+    CHECK(err == CL_SUCCESS);
+    CHECK(release(sem) == CL_SUCCESS);
+    CHECK(contains(env.icd_log(), "clCreateSemaphoreWithPropertiesKHR props=" + hex(CL_SEMAPHORE_TYPE_KHR) + "," +
+                                      hex(CL_SEMAPHORE_TYPE_BINARY_KHR) + ",0"));
+    CHECK(contains(env.icd_log(), "clReleaseSemaphoreKHR"));
+}
+
+TEST_CASE("clImportMemoryARM of a dma-buf goes to an ICD with cl_arm_import_memory_dma_buf", "[arm]") {
+    REQUIRE_DMABUF();
+    Env env;
+    e2e::Dmabuf buf = e2e::make_dmabuf(4096);
+    auto import = reinterpret_cast<cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *,
+                                                         void *, size_t, cl_int *)>(env.function("clImportMemoryARM"));
+    REQUIRE(import);
+    const cl_import_properties_arm props[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_mem mem = import(env.context, CL_MEM_READ_WRITE, props, &buf.fd, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(contains(env.icd_log(), "clImportMemoryARM props=" + hex(CL_IMPORT_TYPE_ARM) + "," +
+                                      hex(CL_IMPORT_TYPE_DMA_BUF_ARM) + ",0"));
+    clReleaseMemObject(mem);
+}
+
+TEST_CASE("an OpenCL 1.2/2.x ICD gets working imports and no call into a slot it lacks", "[pre30]") {
+    Env env;
+    REQUIRE(platform_string(env.platform, CL_PLATFORM_VERSION).rfind("OpenCL 3.0", 0) != 0);
+    cl_int err = CL_OUT_OF_RESOURCES;
+
+    SECTION("no properties: the plain entry point") {
+        cl_mem mem = clCreateBufferWithProperties(env.context, nullptr, CL_MEM_READ_WRITE, 256, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        CHECK(contains(env.icd_log(), "clCreateBuffer flags=0x1 size=256"));
+        clReleaseMemObject(mem);
+        const cl_mem_properties empty[] = {0};
+        mem = clCreateBufferWithProperties(env.context, empty, CL_MEM_READ_WRITE, 256, nullptr, &err);
+        CHECK(err == CL_SUCCESS);
+        clReleaseMemObject(mem);
+    }
+    SECTION("properties the ICD cannot take are refused") {
+        const cl_mem_properties props[] = {0x4242, 1, 0};
+        CHECK(clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 256, nullptr, &err) == nullptr);
+        CHECK(err == CL_INVALID_PROPERTY);
+    }
+    SECTION("a dma-buf import works, data included") {
+        REQUIRE_DMABUF();
+        e2e::Dmabuf buf = e2e::make_dmabuf(4096);
+        auto *cpu = static_cast<unsigned char *>(cldmabuf::test::map(buf));
+        std::memset(cpu, 0x21, 4096);
+        cl_mem mem = import_dmabuf(env, buf, 4096, &err);
+        REQUIRE(err == CL_SUCCESS);
+        auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+            env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+        auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+            env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+        REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        unsigned char seen[4096] = {};
+        REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, sizeof seen, seen, 0, nullptr, nullptr) == CL_SUCCESS);
+        CHECK(seen[100] == 0x21);
+        const unsigned char value = 0x77;
+        REQUIRE(clEnqueueFillBuffer(env.queue, mem, &value, 1, 0, 4096, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(cpu[4000] == 0x77);
+        CHECK_FALSE(contains(env.icd_log(), "clCreateBufferWithProperties"));
+        clReleaseMemObject(mem);
+        cldmabuf::test::unmap(cpu, 4096);
+    }
+}
+
+TEST_CASE("a discrete device takes the copy route, and the bytes travel", "[discrete]") {
+    REQUIRE_DMABUF();
+    Env env;
+    e2e::Dmabuf buf = e2e::make_dmabuf(4096);
+    auto *cpu = static_cast<unsigned char *>(cldmabuf::test::map(buf));
+    std::memset(cpu, 0x33, 4096);
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_mem mem = import_dmabuf(env, buf, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_uint route = 99;
+    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) == CL_SUCCESS);
+    CHECK(route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF);
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    std::memset(cpu, 0x44, 4096);  // after the import: only acquire's copy brings it over
+    REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    unsigned char seen[4096] = {};
+    REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, sizeof seen, seen, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(seen[10] == 0x44);
+    const unsigned char value = 0x55;
+    REQUIRE(clEnqueueFillBuffer(env.queue, mem, &value, 1, 0, 4096, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(cpu[2000] == 0x55);
+    clReleaseMemObject(mem);
+    cldmabuf::test::unmap(cpu, 4096);
+}

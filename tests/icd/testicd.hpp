@@ -1,0 +1,175 @@
+// The test ICD's shared state: its objects, its modes, its lock.
+//
+// A small OpenCL implementation on host memory, loaded through the real ICD
+// loader, so that the layer can be tested against ICDs PoCL does not
+// resemble: one with native external memory, native semaphores, a native
+// clImportMemoryARM, a discrete device, or an OpenCL 1.2 / 2.1 platform.
+// README.md in this folder lists the modes.  Commands run at enqueue, or as
+// soon as their wait list completes (user events can hold them back).
+#pragma once
+
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <CL/cl_icd.h>
+
+// Debian 12's headers predate these names (layer/cl_compat.h says more).
+#ifndef CL_MEM_DEVICE_HANDLE_LIST_KHR
+#define CL_MEM_DEVICE_HANDLE_LIST_KHR 0x2051
+#define CL_MEM_DEVICE_HANDLE_LIST_END_KHR 0
+#endif
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace testicd {
+
+// CLDMABUF_TESTICD: comma-separated words, read once.
+struct Config {
+    bool native_opaque_fd = false;  // cl_khr_external_memory(_opaque_fd), handle type 0x2060
+    bool native_dmabuf = false;     // cl_khr_external_memory(_dma_buf), handle type 0x2067 (mmaps the fd)
+    bool semaphores = false;        // cl_khr_semaphore + external_semaphore(_opaque_fd), stub functions
+    bool arm_import = false;        // cl_arm_import_memory(_dma_buf), a native clImportMemoryARM
+    bool discrete = false;          // GPU type, CL_DEVICE_HOST_UNIFIED_MEMORY false
+    bool profiling = false;         // CL_QUEUE_PROFILING_ENABLE supported
+    bool quirk_accept_overlap = false;  // overlapping copies succeed (NVIDIA does this)
+    int major = 3, minor = 0;       // version=1.2|2.1|3.0
+    bool external_memory() const { return native_opaque_fd || native_dmabuf; }
+    bool at_least(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
+};
+const Config &config();
+
+// Test-only platform queries: the log of what the ICD received (a string,
+// one call per line), and a query that empties it.
+constexpr cl_platform_info PLATFORM_TESTICD_LOG = 0x7E57;
+constexpr cl_platform_info PLATFORM_TESTICD_LOG_CLEAR = 0x7E58;
+void record(const std::string &line);
+std::string recorded();
+void clear_record();
+std::string hex(uint64_t v);
+std::string properties_text(const cl_mem_properties *props);
+
+// The dispatch table every object starts with (built once from the config:
+// the slots of a newer OpenCL version than the platform's stay NULL).
+cl_icd_dispatch *dispatch();
+
+enum class Kind : uint32_t { platform = 0x504c4154, device, context, queue, mem, event, semaphore };
+
+struct Object {
+    cl_icd_dispatch *disp;
+    Kind kind;
+    cl_uint refs = 1;
+};
+
+}  // namespace testicd
+
+// The loader reads the dispatch pointer at offset 0 of every handle.
+struct _cl_platform_id : testicd::Object {};
+struct _cl_device_id : testicd::Object {};
+
+struct _cl_context : testicd::Object {
+    std::vector<cl_context_properties> properties;
+    std::vector<std::pair<void(CL_CALLBACK *)(cl_context, void *), void *>> destructors;
+};
+
+struct Command;
+struct _cl_command_queue : testicd::Object {
+    cl_context context = nullptr;
+    cl_command_queue_properties properties = 0;
+    std::vector<Command *> pending;  // in order; front runs first
+};
+
+struct _cl_mem : testicd::Object {
+    cl_context context = nullptr;
+    cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+    cl_mem_flags flags = 0;
+    size_t size = 0;
+    char *storage = nullptr;      // the bytes (host memory in every mode)
+    void *host_ptr = nullptr;     // CL_MEM_HOST_PTR
+    bool owns_storage = false;    // freed on destroy
+    void *mapping = nullptr;      // a native dma-buf import's mmap
+    size_t mapping_len = 0;
+    int owned_fd = -1;            // closed on destroy (native imports)
+    cl_uint map_count = 0;
+    _cl_mem *parent = nullptr;
+    size_t origin = 0;
+    std::vector<cl_mem_properties> properties;
+    std::vector<std::pair<void(CL_CALLBACK *)(cl_mem, void *), void *>> destructors;
+};
+
+struct _cl_event : testicd::Object {
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    cl_command_type type = 0;
+    cl_int status = CL_QUEUED;
+    cl_ulong times[4] = {0, 0, 0, 0};  // queued, submit, start, end
+    struct Callback {
+        cl_int when;
+        void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+        void *data;
+    };
+    std::vector<Callback> callbacks;
+};
+
+struct _cl_semaphore_khr : testicd::Object {};
+
+namespace testicd {
+
+// One lock for all state: the layer's worker thread completes user events.
+std::mutex &lock();
+std::condition_variable &changed();
+// Work to run after the lock is dropped (application and layer callbacks
+// may call back into the ICD).
+using Later = std::vector<std::function<void()>>;
+void run_later(Later &later);
+
+cl_platform_id the_platform();
+cl_device_id the_device();
+
+template <typename T>
+bool valid(T *obj, Kind kind) {
+    return obj && static_cast<Object *>(obj)->kind == kind && obj->refs > 0;
+}
+
+// The OpenCL query convention.
+cl_int answer(const void *data, size_t bytes, size_t size, void *value, size_t *size_ret);
+template <typename T>
+cl_int answer_value(const T &v, size_t size, void *value, size_t *size_ret) {
+    return answer(&v, sizeof v, size, value, size_ret);
+}
+inline cl_int answer_string(const std::string &s, size_t size, void *value, size_t *size_ret) {
+    return answer(s.c_str(), s.size() + 1, size, value, size_ret);
+}
+
+// Memory (memory.cpp).
+void retain_mem(cl_mem mem);
+void release_mem(cl_mem mem, Later &later);  // under lock()
+char *mem_bytes(cl_mem mem);                 // storage of a buffer or sub-buffer
+// A buffer over `storage` (under lock(); takes a context reference).
+cl_mem new_buffer(cl_context ctx, cl_mem_flags flags, size_t size, char *storage, bool owns);
+// A native dma-buf import: the buffer over an mmap of `fd` (the fd is the
+// ICD's from now on).  Not under lock().
+cl_mem import_dmabuf_fd(cl_context ctx, cl_mem_flags flags, int fd, size_t size, cl_int *errcode_ret);
+
+// Commands (commands.cpp).  `work` runs under lock() once every event of
+// the wait list completed; its result is the event's final status.
+cl_int submit(cl_command_queue queue, cl_command_type type, cl_uint num_events, const cl_event *wait_list,
+              cl_event *event, bool blocking, std::vector<cl_mem> keep, std::function<cl_int()> work);
+cl_event new_event(cl_context context, cl_command_queue queue, cl_command_type type);
+
+// Extension functions (extensions.cpp).
+void *extension_function(const char *name);
+std::string extension_string();
+std::vector<cl_name_version> extension_versions();
+std::vector<cl_external_memory_handle_type_khr> import_handle_types();
+
+// Each file fills its part of the table.
+void fill_platform_slots(cl_icd_dispatch &d);
+void fill_memory_slots(cl_icd_dispatch &d);
+void fill_command_slots(cl_icd_dispatch &d);
+
+}  // namespace testicd
