@@ -19,6 +19,7 @@ cl_int side_of(cl_mem mem, cl_command_queue queue, const char *what, const char 
     *owner = imports().find(mem, &base);
     side->base = base;
     side->size = kIcdJudges;
+    if (*owner && (*owner)->is_image) owner->reset();  // a buffer call on an image: the ICD's CL_INVALID_MEM_OBJECT
     if (!*owner) return CL_SUCCESS;
     if ((*owner)->mem == mem) {
         side->size = (*owner)->size;
@@ -65,6 +66,14 @@ cl_int owned_copy_sides(cl_command_queue queue, cl_mem src, cl_mem dst, cl_uint 
     out->any = true;
     out->same_storage = si && si == di;
     return CL_SUCCESS;
+}
+
+cl_int check_owned_wait_list(cl_mem src, cl_mem dst, cl_uint num_events, const cl_event *wait_list,
+                             const char *what) {
+    if (imports().empty() || (num_events == 0) == (wait_list == nullptr)) return CL_SUCCESS;
+    if (!imports().find(src) && !imports().find(dst)) return CL_SUCCESS;
+    LOG_ERROR("%s: num_events_in_wait_list (%u) and event_wait_list disagree", what, num_events);
+    return CL_INVALID_EVENT_WAIT_LIST;
 }
 
 cl_int check_owned_copy_buffer(const OwnedCopy &c, size_t src_offset, size_t dst_offset, size_t size) {

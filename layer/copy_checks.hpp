@@ -31,6 +31,13 @@ struct OwnedCopy {
 cl_int owned_copy_sides(cl_command_queue queue, cl_mem src, cl_mem dst, cl_uint num_events,
                         const cl_event *wait_list, const char *what, OwnedCopy *out);
 
+// For image copies: CL_INVALID_EVENT_WAIT_LIST (one log line) when either
+// side is an import and the wait-list count and list disagree, else
+// CL_SUCCESS (everything else about images is checked where the blitter
+// takes the copy, layer/copy_image.cpp).
+cl_int check_owned_wait_list(cl_mem src, cl_mem dst, cl_uint num_events, const cl_event *wait_list,
+                             const char *what);
+
 // clEnqueueCopyBuffer's bounds and overlap for owned sides (size 0 is left
 // to the ICD).  CL_SUCCESS or the error after one LOG_ERROR line.
 cl_int check_owned_copy_buffer(const OwnedCopy &c, size_t src_offset, size_t dst_offset, size_t size);
