@@ -82,7 +82,7 @@ cl_int event_status(cl_event ev) {
 
 }  // namespace
 
-TEST_CASE("a kernel reads and writes an imported dma-buf in place, with acquire and release") {
+TEST_CASE("a kernel reads and writes an imported dma-buf in place, with acquire and release", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     const size_t count = 4096;
@@ -115,7 +115,7 @@ TEST_CASE("a kernel reads and writes an imported dma-buf in place, with acquire 
     clReleaseMemObject(mem);
 }
 
-TEST_CASE("an import used without acquire/release still gives the right answer (as the CTS test does)") {
+TEST_CASE("an import used without acquire/release still gives the right answer (as the CTS test does)", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     const size_t count = 1024;

@@ -15,7 +15,7 @@
 
 using namespace e2e;
 
-TEST_CASE("concurrent import, acquire, release and destroy from several threads") {
+TEST_CASE("concurrent import, acquire, release and destroy from several threads", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     const int fds_before = count_open_fds();
