@@ -1,4 +1,4 @@
-// bench-copy-route: the copy route's bandwidth (imports of a device without
+// bench-staging: the copy route's bandwidth (imports of a device without
 // host-unified memory, e.g. NVIDIA) next to the ICD's own transfers, in the
 // same run:
 //   acquire (dma-buf -> device copy) vs clEnqueueWriteBuffer,
@@ -13,7 +13,7 @@
 // host-unified device (PoCL) force the route with CLDMABUF_IMPORT=copy; the
 // numbers then say nothing about a discrete GPU.
 //
-//   bench-copy-route [--mib N (64)] [--reps N (7)]
+//   bench-staging [--mib N (64)] [--reps N (7)]
 //
 // Prints GB/s medians and RATIO lines (layer / ICD).
 #include <algorithm>
@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     const size_t n = mib << 20;
     try {
         e2e::ClEnv env;
-        std::printf("bench-copy-route: %zu MiB, %d reps, platform \"%s\", device \"%s\", CLDMABUF_STAGING=%s\n", mib,
+        std::printf("bench-staging: %zu MiB, %d reps, platform \"%s\", device \"%s\", CLDMABUF_STAGING=%s\n", mib,
                     reps, env.platform_name.c_str(), e2e::device_string(env.device, CL_DEVICE_NAME).c_str(),
                     std::getenv("CLDMABUF_STAGING") ? std::getenv("CLDMABUF_STAGING") : "(auto)");
         if (!e2e::have_dmabuf()) throw std::runtime_error("no dma-buf source (CLDMABUF_TEST_DMABUF)");
@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
         clReleaseMemObject(dev);
         clReleaseMemObject(imp);
     } catch (const std::exception &e) {
-        std::fprintf(stderr, "bench-copy-route: %s\n", e.what());
+        std::fprintf(stderr, "bench-staging: %s\n", e.what());
         return 1;
     }
     return 0;
