@@ -6,7 +6,8 @@
 // mapping of the dma-buf) and by the layer's byte counters per direction
 // (CL_PLATFORM_STATS_CLDMABUF).  Pinned staging (CLDMABUF_STAGING=pinned,
 // meson's e2e-sim-copy-pinned) must move the same bytes.  Tagged
-// [copy-route]; skipped where imports take the zero-copy route.
+// [copy-route][kernel] (the device side is read and written with the ICD's
+// copy and fill commands); skipped where imports take the zero-copy route.
 #include <catch2/catch_test_macros.hpp>
 
 #include <sys/mman.h>
@@ -110,7 +111,7 @@ bool all_are(const std::vector<uint8_t> &v, uint8_t value) {
 
 }  // namespace
 
-TEST_CASE("[copy-route] READ_WRITE: acquire copies the whole buffer in, release writes it back", "[copy-route]") {
+TEST_CASE("[copy-route] READ_WRITE: acquire copies the whole buffer in, release writes it back", "[copy-route][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 64 << 10;
@@ -129,7 +130,7 @@ TEST_CASE("[copy-route] READ_WRITE: acquire copies the whole buffer in, release 
     CHECK(imp.holds(0x22));
 }
 
-TEST_CASE("[copy-route] READ_ONLY: the device's copy is never written back", "[copy-route]") {
+TEST_CASE("[copy-route] READ_ONLY: the device's copy is never written back", "[copy-route][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 64 << 10;
@@ -153,7 +154,7 @@ TEST_CASE("[copy-route] READ_ONLY: the device's copy is never written back", "[c
 }
 
 TEST_CASE("[copy-route] WRITE_ONLY: acquire copies nothing in, release writes the device's bytes back",
-          "[copy-route]") {
+          "[copy-route][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 64 << 10;
@@ -174,7 +175,7 @@ TEST_CASE("[copy-route] WRITE_ONLY: acquire copies nothing in, release writes th
     CHECK(imp.holds(0x66));
 }
 
-TEST_CASE("[copy-route] host-access flags neither skip the copy-in nor block the write-back", "[copy-route]") {
+TEST_CASE("[copy-route] host-access flags neither skip the copy-in nor block the write-back", "[copy-route][kernel]") {
     REQUIRE_DMABUF();
     for (cl_mem_flags host : {CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_READ_ONLY, CL_MEM_HOST_WRITE_ONLY}) {
         INFO("host-access flag 0x" << std::hex << host);
@@ -200,7 +201,7 @@ TEST_CASE("[copy-route] host-access flags neither skip the copy-in nor block the
 }
 
 TEST_CASE("[copy-route] transfers take the staging route CLDMABUF_STAGING names, bytes intact across chunks",
-          "[copy-route]") {
+          "[copy-route][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     // Not a multiple of the 8 MiB staging chunk, more than two chunks: the
