@@ -20,6 +20,7 @@
 namespace cldmabuf {
 
 void install_image_copy_overrides(cl_icd_dispatch &table);  // layer/copy_image.cpp
+void install_host_access_overrides(cl_icd_dispatch &table);  // layer/host_access.cpp
 
 namespace {
 
@@ -107,6 +108,7 @@ void install_copy_overrides(cl_icd_dispatch &table) {
     table.clEnqueueCopyBuffer = copy_buffer;
     table.clEnqueueCopyBufferRect = copy_buffer_rect;
     install_image_copy_overrides(table);
+    install_host_access_overrides(table);
 }
 
 }  // namespace cldmabuf

@@ -244,3 +244,40 @@ TEST_CASE("[copy-route] transfers take the staging route CLDMABUF_STAGING names,
         CHECK(m.direct_transfers == 2);
     }
 }
+
+// The layer creates a copy-route import's device buffer without the
+// host-access flags (its own transfers must be legal); the application is
+// still held to them, on every route (zero-copy: the ICD judges; copy: the
+// layer, layer/host_access.cpp).
+TEST_CASE("[copy-route] the application's host-access flags hold for its own reads, writes and maps",
+          "[copy-route]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 4096;
+    std::vector<uint8_t> data(N, 1);
+    size_t zero[3] = {0, 0, 0}, region[3] = {16, 2, 1};
+    struct Case {
+        cl_mem_flags host;
+        bool read, write;
+    };
+    for (const Case c : {Case{CL_MEM_HOST_NO_ACCESS, false, false}, Case{CL_MEM_HOST_READ_ONLY, true, false},
+                         Case{CL_MEM_HOST_WRITE_ONLY, false, true}}) {
+        INFO("host-access flag 0x" << std::hex << c.host);
+        CopyImport imp(env, N, CL_MEM_READ_WRITE | c.host);
+        const cl_int r = c.read ? CL_SUCCESS : CL_INVALID_OPERATION;
+        const cl_int w = c.write ? CL_SUCCESS : CL_INVALID_OPERATION;
+        CHECK(clEnqueueReadBuffer(env.queue, imp.mem, CL_TRUE, 0, N, data.data(), 0, nullptr, nullptr) == r);
+        CHECK(clEnqueueWriteBuffer(env.queue, imp.mem, CL_TRUE, 0, N, data.data(), 0, nullptr, nullptr) == w);
+        CHECK(clEnqueueReadBufferRect(env.queue, imp.mem, CL_TRUE, zero, zero, region, 0, 0, 0, 0, data.data(), 0,
+                                      nullptr, nullptr) == r);
+        CHECK(clEnqueueWriteBufferRect(env.queue, imp.mem, CL_TRUE, zero, zero, region, 0, 0, 0, 0, data.data(), 0,
+                                       nullptr, nullptr) == w);
+        for (cl_map_flags mf : {cl_map_flags(CL_MAP_READ), cl_map_flags(CL_MAP_WRITE)}) {
+            cl_int err = CL_SUCCESS;
+            void *p = clEnqueueMapBuffer(env.queue, imp.mem, CL_TRUE, mf, 0, N, 0, nullptr, nullptr, &err);
+            CHECK(err == (mf == CL_MAP_READ ? r : w));
+            if (p) REQUIRE(clEnqueueUnmapMemObject(env.queue, imp.mem, p, 0, nullptr, nullptr) == CL_SUCCESS);
+        }
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    }
+}
