@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
         check(clGetMemObjectInfo(imp, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr),
               "CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF (is the layer enabled?)");
         if (route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF)
-            throw std::runtime_error("the import is zero-copy here: set CLDMABUF_IMPORT=copy to measure the copy route");
+            throw std::runtime_error("the import is zero-copy here: set CLDMABUF_IMPORT=copy to measure the "
+                                     "copy route");
 
         // The ICD's own: a device buffer, pageable and pinned host memory.
         cl_mem dev = clCreateBuffer(env.context, CL_MEM_READ_WRITE, n, nullptr, &err);

@@ -214,7 +214,8 @@ cl_int PinnedStaging::to_dmabuf(const Import &import) {
         const size_t off = i * kChunk, len = std::min(kChunk, import.size - off);
         cl_int err = next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, off, len, slot(int(i % kSlots)), 0,
                                                 nullptr, &ev[i % kSlots]);
-        if (err != CL_SUCCESS) LOG_ERROR("release: the ICD refused the staged copy out of the device buffer (error %d)", err);
+        if (err != CL_SUCCESS)
+            LOG_ERROR("release: the ICD refused the staged copy out of the device buffer (error %d)", err);
         next().clFlush(queue_);
         return err;
     };

@@ -8,7 +8,8 @@
 // them (CL_MEM_READ_ONLY).  Host-access flags (CL_MEM_HOST_*) speak of the
 // application's own reads and writes, not of the device's, so they change
 // neither.  Buffers move through pinned staging where it is on
-// (layer/staging.hpp), else with the ICD's Write/ReadBuffer from the mapping.  Tiled image imports
+// (layer/staging.hpp), else with the ICD's Write/ReadBuffer from the
+// mapping.  Tiled image imports
 // (layer/ext/tiled_image.hpp) are de-tiled into their linear shadow by the
 // blitter on acquire and re-tiled on release when writable; the CPU never
 // touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.

@@ -111,7 +111,8 @@ bool all_are(const std::vector<uint8_t> &v, uint8_t value) {
 
 }  // namespace
 
-TEST_CASE("[copy-route] READ_WRITE: acquire copies the whole buffer in, release writes it back", "[copy-route][kernel]") {
+TEST_CASE("[copy-route] READ_WRITE: acquire copies the whole buffer in, release writes it back",
+          "[copy-route][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 64 << 10;
