@@ -11,6 +11,7 @@
 // The image copies are in layer/copy_image.cpp; what both share is in
 // layer/copy_blt.hpp.
 #include "layer/copy_blt.hpp"
+#include "layer/copy_checks.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/i915/blt_copy.hpp"
 #include "layer/registry.hpp"
@@ -19,6 +20,7 @@
 namespace cldmabuf {
 
 void install_image_copy_overrides(cl_icd_dispatch &table);  // layer/copy_image.cpp
+void install_host_access_overrides(cl_icd_dispatch &table);  // layer/host_access.cpp
 
 namespace {
 
@@ -29,6 +31,12 @@ cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, s
         return next().clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, num_events, wait_list,
                                           event);
     };
+    OwnedCopy owned;
+    if (cl_int err = owned_copy_sides(queue, src, dst, num_events, wait_list, "clEnqueueCopyBuffer", &owned);
+        err != CL_SUCCESS)
+        return err;
+    if (!owned.any) return pass();
+    if (cl_int err = check_owned_copy_buffer(owned, src_offset, dst_offset, size); err != CL_SUCCESS) return err;
     BltTarget t;
     cl_int status;
     if (!take_blitter(queue, src, MemKind::buffer, dst, MemKind::buffer, &t, &status))
@@ -38,9 +46,6 @@ cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, s
         stats().count_fallback("zero-size copy (ICD decides)");
         return pass();
     }
-    if (cl_int err = i915::check_copy_buffer(t.src_side, t.dst_side, t.same_storage, src_offset, dst_offset, size);
-        err != CL_SUCCESS)
-        return err;
 
     const uint64_t so = t.src_side.base + src_offset, dof = t.dst_side.base + dst_offset;
     return enqueue_blit(queue, src, dst, CL_COMMAND_COPY_BUFFER, num_events, wait_list, event,
@@ -58,18 +63,20 @@ cl_int CL_API_CALL copy_buffer_rect(cl_command_queue queue, cl_mem src, cl_mem d
                                               src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events,
                                               wait_list, event);
     };
+    OwnedCopy owned;
+    if (cl_int err = owned_copy_sides(queue, src, dst, num_events, wait_list, "clEnqueueCopyBufferRect", &owned);
+        err != CL_SUCCESS)
+        return err;
+    if (!owned.any) return pass();
+    i915::RectArgs r;
+    if (cl_int err = check_owned_copy_rect(owned, src == dst, src_origin, dst_origin, region, src_row_pitch,
+                                           src_slice_pitch, dst_row_pitch, dst_slice_pitch, &r);
+        err != CL_SUCCESS)
+        return err;
     BltTarget t;
     cl_int status;
     if (!take_blitter(queue, src, MemKind::buffer, dst, MemKind::buffer, &t, &status))
         return status != CL_SUCCESS ? status : pass();
-    i915::RectArgs r;
-    if (cl_int err = i915::normalize_rect(src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
-                                          dst_row_pitch, dst_slice_pitch, t.src_side, t.dst_side, &r);
-        err != CL_SUCCESS)
-        return err;
-    if (src == dst && r.src_row_pitch != r.dst_row_pitch && r.src_slice_pitch != r.dst_slice_pitch)
-        return CL_INVALID_VALUE;  // the spec's same-object pitch rule
-    if (t.same_storage && i915::rects_overlap(r, t.src_side, t.dst_side)) return CL_MEM_COPY_OVERLAP;
 
     i915::RectCopy rc;
     rc.src_base = t.src_side.base, rc.dst_base = t.dst_side.base;
@@ -101,6 +108,7 @@ void install_copy_overrides(cl_icd_dispatch &table) {
     table.clEnqueueCopyBuffer = copy_buffer;
     table.clEnqueueCopyBufferRect = copy_buffer_rect;
     install_image_copy_overrides(table);
+    install_host_access_overrides(table);
 }
 
 }  // namespace cldmabuf

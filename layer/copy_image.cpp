@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "layer/copy_blt.hpp"
+#include "layer/copy_checks.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/ext/image_import.hpp"
 #include "layer/i915/blt_copy.hpp"
@@ -177,6 +178,7 @@ cl_int CL_API_CALL copy_image(cl_command_queue queue, cl_mem src, cl_mem dst, co
                                          event);
     };
     constexpr const char *what = "clEnqueueCopyImage";
+    if (cl_int err = check_owned_wait_list(src, dst, num_events, wait_list, what); err != CL_SUCCESS) return err;
     BltTarget t;
     cl_int status;
     if (!take_blitter(queue, src, MemKind::image, dst, MemKind::image, &t, &status))
@@ -228,6 +230,7 @@ cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue queue, cl_mem src, cl_m
                                                  wait_list, event);
     };
     constexpr const char *what = "clEnqueueCopyImageToBuffer";
+    if (cl_int err = check_owned_wait_list(src, dst, num_events, wait_list, what); err != CL_SUCCESS) return err;
     BltTarget t;
     cl_int status;
     if (!take_blitter(queue, src, MemKind::image, dst, MemKind::buffer, &t, &status))
@@ -263,6 +266,7 @@ cl_int CL_API_CALL copy_buffer_to_image(cl_command_queue queue, cl_mem src, cl_m
                                                  wait_list, event);
     };
     constexpr const char *what = "clEnqueueCopyBufferToImage";
+    if (cl_int err = check_owned_wait_list(src, dst, num_events, wait_list, what); err != CL_SUCCESS) return err;
     BltTarget t;
     cl_int status;
     if (!take_blitter(queue, src, MemKind::buffer, dst, MemKind::image, &t, &status))

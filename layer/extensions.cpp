@@ -11,6 +11,8 @@
 #include "layer/egl/egl.hpp"
 #include "layer/ext/acquire_release.hpp"
 #include "layer/ext/arm_import.hpp"
+#include "layer/stats.hpp"
+#include "CL/cl_ext_cldmabuf.h"
 
 namespace cldmabuf {
 namespace {
@@ -125,6 +127,16 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
         cl_int err = next().clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, 0, nullptr, nullptr);
         if (err != CL_SUCCESS) return err;
         return union_handle_types(query, name, true, size, value, size_ret);
+    }
+    case CL_PLATFORM_STATS_CLDMABUF: {
+        cl_int err = next().clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, 0, nullptr, nullptr);
+        if (err != CL_SUCCESS) return err;
+        const Stats &s = stats();
+        const cl_ulong counters[CL_STATS_COUNT_CLDMABUF] = {s.blt_copies,       s.copy_in_bytes,
+                                                            s.copy_out_bytes,   s.staged_bytes,
+                                                            s.staged_transfers, s.direct_transfers,
+                                                            s.staging_fallbacks};
+        return answer(counters, sizeof counters, size, value, size_ret);
     }
     default: return next().clGetPlatformInfo(platform, name, size, value, size_ret);
     }

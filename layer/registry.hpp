@@ -75,6 +75,12 @@ struct Import {
     // re-tiled on release.
     std::unique_ptr<TiledState> tiled;
 
+    // The copy route's pinned staging (layer/staging.hpp), shared per
+    // context and device and freed with the last import holding it; typed
+    // there.  Guarded by the staging cache's lock.
+    std::shared_ptr<void> staging;
+    cl_device_id staging_device = nullptr;
+
     // CPU access direction for DMA_BUF_IOCTL_SYNC, from the object's flags.
     uint64_t sync_access_flags() const;
 };

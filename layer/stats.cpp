@@ -31,6 +31,9 @@ std::string Stats::summary() const {
     out << "cldmabuf stats: imports=" << imports << " (zero-copy=" << zero_copy_imports
         << " copy=" << copy_imports << " errors=" << import_errors << ")"
         << " zero_copy_bytes=" << zero_copy_bytes << " host_bytes_copied=" << host_bytes_copied
+        << " copy_in_bytes=" << copy_in_bytes << " copy_out_bytes=" << copy_out_bytes
+        << " staged_bytes=" << staged_bytes << " staged_transfers=" << staged_transfers
+        << " direct_transfers=" << direct_transfers << " staging_fallbacks=" << staging_fallbacks
         << " acquires=" << acquires << " releases=" << releases << " fence_waits=" << fence_waits
         << " fence_timeouts=" << fence_timeouts << " syncs=" << syncs
         << " blt_copies=" << blt_copies << " blt_bytes=" << blt_bytes

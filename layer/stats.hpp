@@ -14,6 +14,14 @@ struct Stats {
     std::atomic<uint64_t> copy_imports{0};
     std::atomic<uint64_t> zero_copy_bytes{0};
     std::atomic<uint64_t> host_bytes_copied{0};
+    // The copy route on acquire/release (layer/ext/acquire_release.cpp):
+    // bytes by direction, and transfers by route (layer/staging.hpp).
+    std::atomic<uint64_t> copy_in_bytes{0};   // dma-buf -> device copy
+    std::atomic<uint64_t> copy_out_bytes{0};  // device copy -> dma-buf
+    std::atomic<uint64_t> staged_bytes{0};    // of those, through pinned staging
+    std::atomic<uint64_t> staged_transfers{0};
+    std::atomic<uint64_t> direct_transfers{0};  // the ICD's Write/Read from the mapping
+    std::atomic<uint64_t> staging_fallbacks{0};  // staging wanted, the ICD refused it
     std::atomic<uint64_t> import_errors{0};
     std::atomic<uint64_t> acquires{0};
     std::atomic<uint64_t> releases{0};

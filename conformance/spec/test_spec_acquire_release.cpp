@@ -404,7 +404,7 @@ TEST_CASE("A14: on a profiling queue acquire/release events carry profiling info
 // state of memory objects is up-to-date and that they are accessible outside
 // of OpenCL."
 TEST_CASE("A15: after acquire OpenCL sees the dma-buf's contents; after release the dma-buf sees OpenCL's writes",
-          "[spec][acquire][data]") {
+          "[spec][acquire][data][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     Dmabuf buf = e2e::make_dmabuf(16384);
@@ -423,7 +423,7 @@ TEST_CASE("A15: after acquire OpenCL sees the dma-buf's contents; after release 
 }
 
 // Same through a kernel, the way the spec's sample uses imports.
-TEST_CASE("A16: a kernel on an acquired import reads and writes the dma-buf", "[spec][acquire][data]") {
+TEST_CASE("A16: a kernel on an acquired import reads and writes the dma-buf", "[spec][acquire][data][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     Dmabuf buf = e2e::make_dmabuf(4096);

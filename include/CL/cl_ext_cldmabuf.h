@@ -63,6 +63,23 @@ extern "C" {
 #define CL_DMA_BUF_ROUTE_HOST_PTR_CLDMABUF 1          /* CL_MEM_USE_HOST_PTR over the mapping (zero-copy) */
 #define CL_DMA_BUF_ROUTE_IMAGE_FROM_BUFFER_CLDMABUF 2 /* USE_HOST_PTR buffer + cl_khr_image2d_from_buffer (zero-copy) */
 
+/* ---- The layer's counters (clGetPlatformInfo) --------------------------- */
+
+/* The layer's process-wide counters (those CLDMABUF_STATS=1 prints), as
+ * cl_ulong[CL_STATS_COUNT_CLDMABUF] indexed by the values below; any
+ * platform answers.  Tests use them to learn which route the layer took
+ * (the blitter, the copy route's directions and staging) on this ICD. */
+#define CL_PLATFORM_STATS_CLDMABUF 0x10C08
+
+#define CL_STATS_BLT_COPIES_CLDMABUF 0        /* copies the Gen9 blitter ran */
+#define CL_STATS_COPY_IN_BYTES_CLDMABUF 1     /* copy route, acquire: dma-buf -> device copy */
+#define CL_STATS_COPY_OUT_BYTES_CLDMABUF 2    /* copy route, release: device copy -> dma-buf */
+#define CL_STATS_STAGED_BYTES_CLDMABUF 3      /* of those, through pinned staging */
+#define CL_STATS_STAGED_TRANSFERS_CLDMABUF 4  /* copy-route transfers through pinned staging */
+#define CL_STATS_DIRECT_TRANSFERS_CLDMABUF 5  /* ... with the ICD's Write/Read from the mapping */
+#define CL_STATS_STAGING_FALLBACKS_CLDMABUF 6 /* staging wanted, the ICD refused it */
+#define CL_STATS_COUNT_CLDMABUF 7
+
 /* ---- DRM fourcc -> OpenCL image formats --------------------------------- */
 
 /* A DRM fourcc code (drm_fourcc.h fourcc_code()). */

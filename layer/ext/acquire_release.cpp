@@ -2,8 +2,14 @@
 // fences — other devices' pending work — then DMA_BUF_IOCTL_SYNC START in the
 // object's access direction.  Release: DMA_BUF_IOCTL_SYNC END once every
 // earlier command that used the object finished.  Imports that live in a
-// device copy are refreshed from the dma-buf on acquire and written back on
-// release when the device may have written them.  Tiled image imports
+// device copy (the copy route) follow the device's access direction: they
+// are refreshed from the dma-buf on acquire unless the device only writes
+// them (CL_MEM_WRITE_ONLY), and written back on release unless it only reads
+// them (CL_MEM_READ_ONLY).  Host-access flags (CL_MEM_HOST_*) speak of the
+// application's own reads and writes, not of the device's, so they change
+// neither.  Buffers move through pinned staging where it is on
+// (layer/staging.hpp), else with the ICD's Write/ReadBuffer from the
+// mapping.  Tiled image imports
 // (layer/ext/tiled_image.hpp) are de-tiled into their linear shadow by the
 // blitter on acquire and re-tiled on release when writable; the CPU never
 // touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.
@@ -24,6 +30,7 @@
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
+#include "layer/staging.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -71,6 +78,29 @@ cl_int collect(cl_command_queue queue, cl_uint n, const cl_mem *mems, ImportList
 // the pixels at the plane's offset with the dma-buf's own pitches.
 size_t copy_bytes(const Import &import) { return import.is_image ? import.image.bytes : import.size; }
 
+// The device reads the object: its copy must hold the dma-buf's bytes.
+bool copied_in(const Import &import) {
+    return import.strategy == ImportStrategy::copy && !(import.flags & CL_MEM_WRITE_ONLY);
+}
+// The device may write the object: the dma-buf must get its bytes back.
+bool copied_out(const Import &import) {
+    return import.strategy == ImportStrategy::copy && !(import.flags & CL_MEM_READ_ONLY);
+}
+
+// The pinned staging of each import where it takes that route, else nullptr.
+using StagingList = std::vector<std::shared_ptr<PinnedStaging>>;
+StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*moves)(const Import &)) {
+    StagingList out;
+    for (const auto &import : list) out.push_back(moves(*import) ? staging_for(*import, queue) : nullptr);
+    return out;
+}
+
+void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction) {
+    stats().host_bytes_copied += copy_bytes(import);
+    direction += copy_bytes(import);
+    (staged ? stats().staged_transfers : stats().direct_transfers)++;
+}
+
 cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done) {
     if (!import.is_image)
@@ -111,23 +141,32 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     step.wait_list = wait_list;
     step.type = CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR;
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
-    step.work = [list](cl_int prior) -> cl_int {
+    const StagingList staging = stagings_of(list, queue, copied_in);
+    step.work = [list, staging](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
-        for (const auto &import : list) {
-            const cl_int err = tiled_of(*import) ? detile(*import)
-                                                 : begin_cpu_access(*import, import->sync_access_flags(), "acquire");
+        for (size_t i = 0; i < list.size(); ++i) {
+            Import &import = *list[i];
+            cl_int err = tiled_of(import) ? detile(import)
+                                          : begin_cpu_access(import, import.sync_access_flags(), "acquire");
+            // Pinned staging runs here, after the fences and SYNC START; the
+            // application's queue waits for this step.
+            if (err == CL_SUCCESS && staging[i]) {
+                err = staged_to_device(*staging[i], import);
+                if (err == CL_SUCCESS) count_copy(import, true, stats().copy_in_bytes);
+            }
             if (err != CL_SUCCESS) return err;
         }
         return CL_SUCCESS;
     };
-    // Imports held in a device copy: refresh it from the dma-buf after the fences.
-    step.device_commands = [list, queue](cl_event gate, std::vector<cl_event> *after) -> cl_int {
-        for (const auto &import : list) {
-            if (import->strategy != ImportStrategy::copy || (import->flags & CL_MEM_HOST_NO_ACCESS)) continue;
+    // The direct route: the ICD's Write{Buffer,Image} from the mapping, after the fences.
+    step.device_commands = [list, staging, queue](cl_event gate, std::vector<cl_event> *after) -> cl_int {
+        for (size_t i = 0; i < list.size(); ++i) {
+            const Import &import = *list[i];
+            if (!copied_in(import) || staging[i]) continue;
             cl_event done = nullptr;
-            cl_int err = copy_to_device(queue, *import, 1, &gate, &done);
+            cl_int err = copy_to_device(queue, import, 1, &gate, &done);
             if (err != CL_SUCCESS) return err;
-            stats().host_bytes_copied += copy_bytes(*import);
+            count_copy(import, false, stats().copy_in_bytes);
             after->push_back(done);
         }
         return CL_SUCCESS;
@@ -151,16 +190,18 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // follows them.
     std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
     std::vector<cl_event> readbacks;
-    for (const auto &import : list) {
-        if (import->strategy != ImportStrategy::copy || (import->flags & CL_MEM_READ_ONLY)) continue;
+    const StagingList staging = stagings_of(list, queue, copied_out);
+    for (size_t i = 0; i < list.size(); ++i) {
+        const Import &import = *list[i];
+        if (!copied_out(import) || staging[i]) continue;
         cl_event done = nullptr;
-        cl_int err = copy_to_dmabuf(queue, *import, static_cast<cl_uint>(waits.size()),
+        cl_int err = copy_to_dmabuf(queue, import, static_cast<cl_uint>(waits.size()),
                                     waits.empty() ? nullptr : waits.data(), &done);
         if (err != CL_SUCCESS) {
             for (cl_event e : readbacks) next().clReleaseEvent(e);
             return err;
         }
-        stats().host_bytes_copied += copy_bytes(*import);
+        count_copy(import, false, stats().copy_out_bytes);
         readbacks.push_back(done);
     }
     waits.insert(waits.end(), readbacks.begin(), readbacks.end());
@@ -171,9 +212,17 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     step.wait_list = waits.empty() ? nullptr : waits.data();
     step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
-    step.work = [list](cl_int prior) -> cl_int {
+    step.work = [list, staging](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
-        for (const auto &import : list) {
+        for (size_t i = 0; i < list.size(); ++i) {
+            const auto &import = list[i];
+            // Pinned staging: every earlier command finished (the marker), so
+            // the device copy is final.  After a failed command the dma-buf
+            // is left as it was.
+            if (staging[i] && result == CL_SUCCESS) {
+                result = staged_to_dmabuf(*staging[i], *import);
+                if (result == CL_SUCCESS) count_copy(*import, true, stats().copy_out_bytes);
+            }
             if (!tiled_of(*import)) {
                 // END even after an error: the CPU access bracket must close.
                 end_cpu_access(*import, import->sync_access_flags(), "release");

@@ -179,12 +179,17 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     const cl_mem_properties *icd_props = props.passthrough.empty() ? nullptr : props.passthrough.data();
     cl_int err = CL_SUCCESS;
     cl_mem mem = nullptr;
-    const cl_mem_flags extra =
-        import->strategy == ImportStrategy::zero_copy ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
+    cl_mem_flags icd_flags =
+        flags | (import->strategy == ImportStrategy::zero_copy ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
+    // A device copy is filled and written back by the layer's own
+    // Write/ReadBuffer, which the application's host-access flags would make
+    // the ICD refuse; CL_MEM_FLAGS still answers the application's flags.
+    if (import->strategy == ImportStrategy::copy)
+        icd_flags &= ~(CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY);
     if (icd_props)
-        mem = next().clCreateBufferWithProperties(context, icd_props, flags | extra, size, map, &err);
+        mem = next().clCreateBufferWithProperties(context, icd_props, icd_flags, size, map, &err);
     else
-        mem = next().clCreateBuffer(context, flags | extra, size, map, &err);
+        mem = next().clCreateBuffer(context, icd_flags, size, map, &err);
     if (!mem) {
         unmap_dmabuf(*import, false);
         return fail(errcode_ret, err, "the ICD refused the buffer (error " + std::to_string(err) + ")");

@@ -66,7 +66,7 @@ TEST_CASE("arm import: extension strings and entry point", "[arm]") {
 }
 
 TEST_CASE("arm import: a dma-buf imported with clImportMemoryARM is used in place; the fd stays the caller's",
-          "[arm]") {
+          "[kernel][arm]") {
     REQUIRE_DMABUF();
     ClEnv env;
     ImportFn import = import_fn(env);

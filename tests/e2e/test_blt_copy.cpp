@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cl_fixture.hpp"
+#include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 #include "tests/sim/vgen9.h"
 
@@ -65,6 +66,8 @@ struct Sim {
         drain = reinterpret_cast<decltype(drain)>(sym("vgen9_drain"));
         loaded = stats && set_delay_ms && set_manual && tick && hang_next && never_signal_next && fail_ioctl &&
                  reset && drain;
+        // The probe's own copy runs now, before any test reads a batch count.
+        if (loaded) layer_takes_blitter();
     }
     struct vgen9_stats now() const {
         struct vgen9_stats s{};
@@ -84,15 +87,19 @@ bool env_is(const char *name, const char *value) {
     return v && std::strcmp(v, value) == 0;
 }
 
-// Whether copies between imports must take the blitter here.
+// Whether copies between imports take the blitter here: the layer is asked
+// (one probe copy, its blitter counter), not assumed from the virtual Gen9
+// being preloaded, since the layer sends the copies of a device it does not
+// pair with the Gen9 node (NVIDIA) or of copy-route imports to the ICD.
 bool expect_blt() {
-    return sim().loaded && !env_is("CLDMABUF_IMPORT", "copy") && !env_is("CLDMABUF_BLT", "off");
+    return sim().loaded && !env_is("CLDMABUF_IMPORT", "copy") && !env_is("CLDMABUF_BLT", "off") &&
+           layer_takes_blitter();
 }
 
 #define REQUIRE_BLT()                                                                      \
     do {                                                                                   \
         REQUIRE_DMABUF();                                                                  \
-        if (!expect_blt()) SKIP("needs the virtual Gen9 blitter and zero-copy imports");   \
+        if (!expect_blt()) SKIP("the layer does not take the blitter here (see [probe])"); \
     } while (0)
 
 cl_int status_of(cl_event ev) {
@@ -185,6 +192,34 @@ size_t log_uniform(std::mt19937_64 &rng, size_t lo, size_t hi) {
 }
 
 }  // namespace
+
+// The tests below skip their blitter-only assertions where the probe says the
+// layer does not take the blitter; this one keeps the probe honest: with the
+// virtual Gen9 and zero-copy imports, a CPU device (PoCL) and an Intel GPU
+// without cl_khr_pci_bus_info (NEO 22.43) must get it, any other vendor's
+// GPU (NVIDIA) must not.
+TEST_CASE("[blt] the layer takes the blitter exactly for the devices it pairs with the Gen9 node", "[blt]") {
+    REQUIRE_DMABUF();
+    if (!sim().loaded || env_is("CLDMABUF_IMPORT", "copy") || env_is("CLDMABUF_BLT", "off"))
+        SKIP("no virtual Gen9 blitter in this run");
+    ClEnv env;
+    cl_device_type type = 0;
+    cl_uint vendor = 0;
+    REQUIRE(clGetDeviceInfo(env.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS);
+    REQUIRE(clGetDeviceInfo(env.device, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, nullptr) == CL_SUCCESS);
+    cl_bool unified = CL_FALSE;
+    clGetDeviceInfo(env.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, nullptr);
+    const bool pci = device_string(env.device, CL_DEVICE_EXTENSIONS).find("cl_khr_pci_bus_info") != std::string::npos;
+    const bool cpu = type & CL_DEVICE_TYPE_CPU;
+    const bool intel_gpu_unpaired = (type & CL_DEVICE_TYPE_GPU) && vendor == 0x8086 && !pci && unified;
+    INFO("device type " << type << " vendor " << vendor << " pci_bus_info " << pci << " unified " << unified);
+    if (cpu || intel_gpu_unpaired)
+        CHECK(layer_takes_blitter());
+    else if (vendor != 0x8086)
+        CHECK_FALSE(layer_takes_blitter());
+    else
+        SKIP("an Intel GPU with cl_khr_pci_bus_info: paired by PCI address with the node, not known here");
+}
 
 TEST_CASE("[blt] random clEnqueueCopyBuffer cases between imports are bit-exact", "[blt]") {
     REQUIRE_DMABUF();
@@ -366,14 +401,16 @@ TEST_CASE("[blt] sub-buffers of imports: copies land at the right place, overlap
     Rect ro{{0, 0, 0}, {0, 0, 0}, {16, 4, 1}, 64, 0, 64, 0};
     // a1's rows end at o1 + 3 * 64 + 16; a3's first row starts 2 * align after o1
     // (align is a multiple of 64 B here, so it falls on a row when it is inside).
-    if (expect_blt())
-        CHECK(copy_rect(env, env.queue, a1, a3, ro) == (2 * align < 3 * 64 + 16 ? CL_MEM_COPY_OVERLAP : CL_SUCCESS));
+    // The layer refuses the overlap on every route; a copy it lets through
+    // goes to the ICD, and PoCL 3.1 crashes on rects between sub-buffers.
+    const bool rows_overlap = 2 * align < 3 * 64 + 16;
+    if (expect_blt() || rows_overlap)
+        CHECK(copy_rect(env, env.queue, a1, a3, ro) == (rows_overlap ? CL_MEM_COPY_OVERLAP : CL_SUCCESS));
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    // Sub-buffer bounds are its own size, not the parent's.  (PoCL 3.1 accepts
-    // this one and copies past the sub-buffer, so only the blitter path is held
-    // to it.)
-    if (expect_blt())
-        CHECK(clEnqueueCopyBuffer(env.queue, a1, b.mem, 8000, 0, 193, 0, nullptr, nullptr) == CL_INVALID_VALUE);
+    // Sub-buffer bounds are its own size, not the parent's: the layer's check
+    // on every route (PoCL 3.1 itself accepts this and copies past the
+    // sub-buffer).
+    CHECK(clEnqueueCopyBuffer(env.queue, a1, b.mem, 8000, 0, 193, 0, nullptr, nullptr) == CL_INVALID_VALUE);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     for (cl_mem m : {a1, a2, a3, b1}) clReleaseMemObject(m);
 }
@@ -381,12 +418,9 @@ TEST_CASE("[blt] sub-buffers of imports: copies land at the right place, overlap
 TEST_CASE("[blt] argument errors follow the spec; zero size behaves as the ICD's own", "[blt]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    // Without the blitter every one of these copies is the ICD's.  rusticl
-    // (Mesa 25.0.7, VM lane) accepts src_offset = SIZE_MAX, fails the copy
-    // at execution with CL_OUT_OF_HOST_MEMORY and keeps that error on the
-    // queue: its own answer, which this test is not about.
-    if (!expect_blt() && env.platform_name.find("rusticl") != std::string::npos)
-        SKIP("rusticl's own argument checks (no blitter here)");
+    // The layer answers these for imports on every route (layer/copy_checks.hpp):
+    // rusticl (Mesa 25.0.7) accepts src_offset = SIZE_MAX and NVIDIA
+    // overlapping copies, so the ICD's answers would differ.
     constexpr size_t N = 65536 + 1000;  // not page-sized: bounds are the cl_mem's, not the dma-buf's
     Imported a(env, N), b(env, N);
     const uint64_t before = sim().executed();
@@ -430,23 +464,29 @@ TEST_CASE("[blt] argument errors follow the spec; zero size behaves as the ICD's
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     if (expect_blt()) CHECK(sim().executed() - before == 4);
 
-    // Size 0 and a zero-sized wait-list mismatch: whatever the ICD says for
-    // plain buffers, it says for imports too.
+    // Size 0: whatever the ICD says for plain buffers, it says for imports too.
     cl_int err = CL_SUCCESS;
     cl_mem p = clCreateBuffer(env.context, CL_MEM_READ_WRITE, N, nullptr, &err);
     cl_mem q = clCreateBuffer(env.context, CL_MEM_READ_WRITE, N, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     const cl_int plain0 = clEnqueueCopyBuffer(env.queue, p, q, 0, 0, 0, 0, nullptr, nullptr);
     CHECK(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 0, 0, 0, 0, nullptr, nullptr) == plain0);
-    const cl_int plain_wl = clEnqueueCopyBuffer(env.queue, p, q, 0, 0, 4, 1, nullptr, nullptr);
-    CHECK(plain_wl == CL_INVALID_EVENT_WAIT_LIST);
-    CHECK(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 0, 0, 4, 1, nullptr, nullptr) == plain_wl);
+    // A wait-list count without a list: the layer's answer for imports (NEO
+    // 22.43 crashes on it for plain buffers, so the ICD is not asked), also
+    // for an import mixed with a plain buffer and for rects.
+    CHECK(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 0, 0, 4, 1, nullptr, nullptr) == CL_INVALID_EVENT_WAIT_LIST);
+    CHECK(clEnqueueCopyBuffer(env.queue, a.mem, p, 0, 0, 4, 1, nullptr, nullptr) == CL_INVALID_EVENT_WAIT_LIST);
+    CHECK(copy_rect(env, env.queue, a.mem, b.mem, Rect{{0, 0, 0}, {0, 0, 0}, {16, 16, 1}, 0, 0, 0, 0}) ==
+          CL_SUCCESS);
+    const size_t o[3] = {0, 0, 0}, reg[3] = {16, 1, 1};
+    CHECK(clEnqueueCopyBufferRect(env.queue, a.mem, b.mem, o, o, reg, 0, 0, 0, 0, 1, nullptr, nullptr) ==
+          CL_INVALID_EVENT_WAIT_LIST);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     clReleaseMemObject(p);
     clReleaseMemObject(q);
 }
 
-TEST_CASE("[blt] a copy between an import and a plain cl_mem goes to the ICD and is right", "[blt]") {
+TEST_CASE("[blt] a copy between an import and a plain cl_mem goes to the ICD and is right", "[kernel][blt]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 1u << 20;
@@ -471,7 +511,8 @@ TEST_CASE("[blt] a copy between an import and a plain cl_mem goes to the ICD and
     clReleaseMemObject(p);
 }
 
-TEST_CASE("[blt] end to end: two dma-bufs, CopyBufferRect, then a kernel on the result in the same queue", "[blt]") {
+TEST_CASE("[blt] end to end: two dma-bufs, CopyBufferRect, then a kernel on the result in the same queue",
+          "[kernel][blt]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t W = 256, H = 128;  // uint words
@@ -510,6 +551,39 @@ TEST_CASE("[blt] end to end: two dma-bufs, CopyBufferRect, then a kernel on the 
     CHECK(bad == 0);
     if (expect_blt()) CHECK(sim().executed() - before == 1);
     clReleaseKernel(k);
+}
+
+// The blitter's bytes read through the test's own CPU mapping of the
+// destination dma-buf, no ICD transfer in between: what the NEO lane can
+// check, since NEO in AUB mode executes no device work of its own.
+TEST_CASE("[blt] a copy between imports lands in the destination dma-buf's pages", "[blt]") {
+    REQUIRE_BLT();
+    ClEnv env;
+    constexpr size_t N = 256u << 10;
+    Imported a(env, N), b(env, N);
+    auto *src = static_cast<uint8_t *>(mmap(nullptr, N, PROT_READ | PROT_WRITE, MAP_SHARED, a.buf.fd, 0));
+    auto *dst = static_cast<uint8_t *>(mmap(nullptr, N, PROT_READ | PROT_WRITE, MAP_SHARED, b.buf.fd, 0));
+    REQUIRE(src != MAP_FAILED);
+    REQUIRE(dst != MAP_FAILED);
+    std::mt19937_64 rng(11);
+    const auto bytes = random_bytes(rng, N);
+    std::memcpy(src, bytes.data(), N);
+    std::memset(dst, 0, N);
+    cl_mem both[] = {a.mem, b.mem};
+    REQUIRE(env.acquire(env.queue, 2, both, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 4096 + 3, 17, 100000, 0, nullptr, nullptr) == CL_SUCCESS);
+    const size_t so[3] = {5, 2, 0}, dof[3] = {9, 100, 0}, region[3] = {333, 40, 1};
+    REQUIRE(clEnqueueCopyBufferRect(env.queue, a.mem, b.mem, so, dof, region, 512, 0, 1024, 0, 0, nullptr,
+                                    nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 2, both, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    std::vector<uint8_t> want(N, 0);
+    std::memcpy(want.data() + 17, bytes.data() + 4096 + 3, 100000);
+    ref_rect(bytes, want, Rect{{5, 2, 0}, {9, 100, 0}, {333, 40, 1}, 512, 0, 1024, 0});
+    CHECK(std::memcmp(dst, want.data(), N) == 0);
+    CHECK(std::memcmp(src, bytes.data(), N) == 0);
+    munmap(src, N);
+    munmap(dst, N);
 }
 
 TEST_CASE("[blt] delayed completion: an unsynchronised read sees stale data, map/acquire/finish never do", "[blt]") {

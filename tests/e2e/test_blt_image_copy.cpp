@@ -21,6 +21,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 #include "tests/sim/vgen9.h"
 
@@ -35,6 +36,9 @@ constexpr uint64_t SYNC_READ = 1, SYNC_WRITE = 2, SYNC_END = 4;
 uint64_t batches() {
     using Fn = void (*)(struct vgen9_stats *);
     static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "vgen9_stats"));
+    // The blitter probe's own copy runs before any test reads a batch count.
+    static const bool probed = fn && layer_takes_blitter();
+    (void)probed;
     struct vgen9_stats s{};
     if (fn) fn(&s);
     return s.batches_executed;
@@ -45,8 +49,18 @@ bool env_is(const char *name, const char *value) {
     return v && std::strcmp(v, value) == 0;
 }
 
+// The layer is asked (tests/e2e/layer_probe.hpp), not assumed from the
+// virtual Gen9 being preloaded: it sends a device's copies it does not pair
+// with the Gen9 node (NVIDIA) to the ICD.
 bool expect_blt() {
-    return dlsym(RTLD_DEFAULT, "vgen9_stats") && !env_is("CLDMABUF_IMPORT", "copy") && !env_is("CLDMABUF_BLT", "off");
+    return dlsym(RTLD_DEFAULT, "vgen9_stats") && !env_is("CLDMABUF_IMPORT", "copy") &&
+           !env_is("CLDMABUF_BLT", "off") && layer_takes_blitter();
+}
+
+bool device_is_cpu(const ClEnv &env) {
+    cl_device_type type = 0;
+    clGetDeviceInfo(env.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    return type & CL_DEVICE_TYPE_CPU;
 }
 
 bool device_has_images(const ClEnv &env) {
@@ -304,7 +318,7 @@ const char *type_name(cl_mem_object_type t) {
 
 }  // namespace
 
-TEST_CASE("[blt] random clEnqueueCopyImage cases between image imports are bit-exact", "[blt][blt-image]") {
+TEST_CASE("[blt] random clEnqueueCopyImage cases between image imports are bit-exact", "[kernel][blt][blt-image]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGE_DMABUF(env);
@@ -328,7 +342,9 @@ TEST_CASE("[blt] random clEnqueueCopyImage cases between image imports are bit-e
                 // the copies of that pair: right bytes, no batch.
                 const bool in_place = a.zero_copy() && b.zero_copy();
                 if (!in_place && expect_blt()) WARN(type_name(type) << " es " << es << ": an import took the copy route");
-                if (dmabuf_source() == "sim" && expect_blt()) REQUIRE(in_place);  // host PoCL: proven in place
+                // Host PoCL (a CPU device): proven in place.  NEO keeps its own
+                // copy of images over host memory: the copy route.
+                if (dmabuf_source() == "sim" && expect_blt() && device_is_cpu(env)) REQUIRE(in_place);
                 ++tested_pairs;
                 acquire(env, {a.mem, b.mem});
                 size_t ae[3], be[3];
@@ -365,7 +381,8 @@ TEST_CASE("[blt] random clEnqueueCopyImage cases between image imports are bit-e
     if (expect_blt()) CHECK(batches() - before == uint64_t(copies));
 }
 
-TEST_CASE("[blt] image <-> buffer copies between imports use the spec's packing, bit-exact", "[blt][blt-image]") {
+TEST_CASE("[blt] image <-> buffer copies between imports use the spec's packing, bit-exact",
+          "[kernel][blt][blt-image]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGE_DMABUF(env);
@@ -507,8 +524,13 @@ TEST_CASE("[blt] image copy argument errors follow the spec", "[blt][blt-image]"
     CHECK(clEnqueueCopyImageToBuffer(env.queue, a.mem, b.mem, o0, region, 0, 0, nullptr, nullptr) ==
           CL_INVALID_MEM_OBJECT);
     CHECK(clEnqueueCopyBuffer(env.queue, a.mem, buf.mem, 0, 0, 64, 0, nullptr, nullptr) == CL_INVALID_MEM_OBJECT);
-    // A wait-list mismatch is the ICD's (the host step's marker) either way.
+    // A wait-list count without a list: the layer's answer for imports on
+    // every route (NEO 22.43 crashes if it is asked).
     CHECK(clEnqueueCopyImage(env.queue, a.mem, b.mem, o0, o0, region, 1, nullptr, nullptr) ==
+          CL_INVALID_EVENT_WAIT_LIST);
+    CHECK(clEnqueueCopyImageToBuffer(env.queue, a.mem, buf.mem, o0, region, 0, 1, nullptr, nullptr) ==
+          CL_INVALID_EVENT_WAIT_LIST);
+    CHECK(clEnqueueCopyBufferToImage(env.queue, buf.mem, a.mem, 0, o0, region, 1, nullptr, nullptr) ==
           CL_INVALID_EVENT_WAIT_LIST);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     if (layer_checks) CHECK(batches() - before == 2);  // the two successful copies only
@@ -516,7 +538,7 @@ TEST_CASE("[blt] image copy argument errors follow the spec", "[blt][blt-image]"
 }
 
 TEST_CASE("[blt] image copies mixing an import with a plain image or buffer go to the ICD and are right",
-          "[blt][blt-image]") {
+          "[kernel][blt][blt-image]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGE_DMABUF(env);
@@ -570,7 +592,7 @@ TEST_CASE("[blt] image copies mixing an import with a plain image or buffer go t
 }
 
 TEST_CASE("[blt] end to end: CopyImage between two image imports, then a kernel reads the result in the same queue",
-          "[blt][blt-image]") {
+          "[kernel][blt][blt-image]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGE_DMABUF(env);

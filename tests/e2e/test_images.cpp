@@ -248,7 +248,8 @@ TEST_CASE("images: ASSUME_LINEAR_IMAGES lists DMA_BUF exactly on devices with im
     }
 }
 
-TEST_CASE("images: every supported format, written by the CPU through the dma-buf, reads bit-exact in a kernel") {
+TEST_CASE("images: every supported format, written by the CPU through the dma-buf, reads bit-exact in a kernel",
+          "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGES(env);
@@ -327,7 +328,7 @@ TEST_CASE("images: zero-copy is proven: a CPU write after acquire is seen by rea
     clReleaseMemObject(image);
 }
 
-TEST_CASE("images: a kernel's writes reach the dma-buf by release; row padding is left alone") {
+TEST_CASE("images: a kernel's writes reach the dma-buf by release; row padding is left alone", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGES(env);
@@ -451,14 +452,14 @@ void two_plane_frame(const ClEnv &env, cl_uint fourcc, const char *name) {
 
 }  // namespace
 
-TEST_CASE("images: NV12 luma and chroma from one dma-buf (plane offset), read bit-exact") {
+TEST_CASE("images: NV12 luma and chroma from one dma-buf (plane offset), read bit-exact", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGES(env);
     two_plane_frame(env, DRM_FORMAT_NV12, "NV12");
 }
 
-TEST_CASE("images: P010 luma and chroma from one dma-buf (plane offset), read bit-exact") {
+TEST_CASE("images: P010 luma and chroma from one dma-buf (plane offset), read bit-exact", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGES(env);
@@ -666,7 +667,7 @@ TEST_CASE("images: refusals name the right error and leave the fd (and no mappin
     CHECK(count_mappings() == maps_before);
 }
 
-TEST_CASE("images: a 2D image array over a dma-buf reads bit-exact, layer by layer") {
+TEST_CASE("images: a 2D image array over a dma-buf reads bit-exact, layer by layer", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGES(env);

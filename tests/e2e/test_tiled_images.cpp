@@ -331,7 +331,7 @@ void round_trip(const ClEnv &env, const UintFormat &f, Surface s, cl_mem_flags f
 
 }  // namespace
 
-TEST_CASE("tiled images: X and Y tiles de-tiled bit-exact for a kernel, its writes re-tiled", "[tiled]") {
+TEST_CASE("tiled images: X and Y tiles de-tiled bit-exact for a kernel, its writes re-tiled", "[kernel][tiled]") {
     ClEnv env;
     REQUIRE_TILED_ENV(env);
     uint32_t seed = 11;
@@ -348,7 +348,7 @@ TEST_CASE("tiled images: X and Y tiles de-tiled bit-exact for a kernel, its writ
         }
 }
 
-TEST_CASE("tiled images: a read-only import is de-tiled, never re-tiled", "[tiled]") {
+TEST_CASE("tiled images: a read-only import is de-tiled, never re-tiled", "[kernel][tiled]") {
     ClEnv env;
     REQUIRE_TILED_ENV(env);
     for (Tiles t : {Tiles::X, Tiles::Y})
@@ -398,7 +398,7 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     CHECK(closes_soon(fd));
 }
 
-TEST_CASE("tiled images: an import and its release leave no fd, mapping or GEM object behind", "[tiled]") {
+TEST_CASE("tiled images: an import and its release leave no fd, mapping or GEM object behind", "[kernel][tiled]") {
     ClEnv env;
     REQUIRE_TILED_ENV(env);
     const UintFormat &f = uint_formats[0];
@@ -545,7 +545,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
 // ---- MapImage on linear zero-copy imports ----------------------------------------
 
 TEST_CASE("images: clEnqueueMapImage on a zero-copy import brackets the CPU access with DMA_BUF_IOCTL_SYNC",
-          "[map-image]") {
+          "[kernel][map-image]") {
     REQUIRE_DMABUF();
     ClEnv env;
     if (!device_has_images(env)) SKIP("the device has no image support");
@@ -648,7 +648,7 @@ void read_other_type(const ClEnv &env, cl_mem_object_type type, const cl_image_d
 
 }  // namespace
 
-TEST_CASE("images: IMAGE1D, IMAGE1D_BUFFER and IMAGE3D imports read bit-exact", "[image-types]") {
+TEST_CASE("images: IMAGE1D, IMAGE1D_BUFFER and IMAGE3D imports read bit-exact", "[kernel][image-types]") {
     REQUIRE_DMABUF();
     ClEnv env;
     if (!device_has_images(env)) SKIP("the device has no image support");

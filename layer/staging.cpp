@@ -1,0 +1,239 @@
+#include "layer/staging.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/ext/import.hpp"
+#include "layer/log.hpp"
+#include "layer/stats.hpp"
+#include "layer/worker.hpp"
+
+namespace cldmabuf {
+
+StagingChoice staging_choice() {
+    static const StagingChoice choice = [] {
+        const char *v = std::getenv("CLDMABUF_STAGING");
+        if (v && !std::strcmp(v, "pinned")) return StagingChoice::pinned;
+        if (v && !std::strcmp(v, "off")) return StagingChoice::off;
+        if (v && *v && std::strcmp(v, "auto"))
+            LOG_WARN("CLDMABUF_STAGING=%s is not auto, pinned or off: auto", v);
+        return StagingChoice::automatic;
+    }();
+    return choice;
+}
+
+// Two slots: the CPU fills (or drains) one while the ICD's DMA moves the other.
+class PinnedStaging {
+public:
+    static constexpr size_t kChunk = 8u << 20;
+    static constexpr int kSlots = 2;
+
+    PinnedStaging(cl_command_queue queue, cl_mem buffer, uint8_t *host) : queue_(queue), buffer_(buffer), host_(host) {}
+    ~PinnedStaging() {
+        // The last import using it may go in an ICD callback, where blocking
+        // calls are not allowed: the worker unmaps and frees.
+        post_to_worker([q = queue_, b = buffer_, h = host_] {
+            if (next().clEnqueueUnmapMemObject(q, b, h, 0, nullptr, nullptr) == CL_SUCCESS) next().clFinish(q);
+            next().clReleaseMemObject(b);
+            next().clReleaseCommandQueue(q);
+        });
+    }
+    PinnedStaging(const PinnedStaging &) = delete;
+    PinnedStaging &operator=(const PinnedStaging &) = delete;
+
+    cl_int to_device(const Import &import);
+    cl_int to_dmabuf(const Import &import);
+
+private:
+    cl_int wait(cl_event *ev, const char *what);
+    void drop(cl_event (&ev)[kSlots]);
+    uint8_t *slot(int i) { return host_ + size_t(i) * kChunk; }
+
+    std::mutex mutex_;  // one transfer at a time per staging
+    cl_command_queue queue_;
+    cl_mem buffer_;
+    uint8_t *host_;
+};
+
+namespace {
+
+struct Key {
+    cl_context context;
+    cl_device_id device;
+    bool operator<(const Key &o) const { return std::tie(context, device) < std::tie(o.context, o.device); }
+};
+
+std::mutex cache_mutex;
+std::map<Key, std::weak_ptr<PinnedStaging>> cache;
+std::set<cl_device_id> refused_devices;  // logged once each
+
+bool wanted_for(cl_device_id device) {
+    switch (staging_choice()) {
+    case StagingChoice::pinned: return true;
+    case StagingChoice::off: return false;
+    case StagingChoice::automatic: break;
+    }
+    return !device_shares_host_memory(device);
+}
+
+std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id device, std::string *why) {
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = next().clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    if (!q) {
+        *why = "cannot create the staging queue (error " + std::to_string(err) + ")";
+        return nullptr;
+    }
+    const size_t bytes = PinnedStaging::kChunk * PinnedStaging::kSlots;
+    cl_mem b = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
+    if (!b) {
+        next().clReleaseCommandQueue(q);
+        *why = "the ICD refused a CL_MEM_ALLOC_HOST_PTR staging buffer (error " + std::to_string(err) + ")";
+        return nullptr;
+    }
+    void *host = next().clEnqueueMapBuffer(q, b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
+                                           nullptr, &err);
+    if (!host) {
+        next().clReleaseMemObject(b);
+        next().clReleaseCommandQueue(q);
+        *why = "cannot map the staging buffer (error " + std::to_string(err) + ")";
+        return nullptr;
+    }
+    return std::make_shared<PinnedStaging>(q, b, static_cast<uint8_t *>(host));
+}
+
+}  // namespace
+
+std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queue) {
+    if (import.is_image || import.strategy != ImportStrategy::copy || staging_choice() == StagingChoice::off)
+        return nullptr;
+    cl_device_id device = nullptr;
+    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
+        return nullptr;
+    if (!wanted_for(device)) return nullptr;
+    std::lock_guard lock(cache_mutex);
+    auto held = std::static_pointer_cast<PinnedStaging>(import.staging);
+    if (held && import.staging_device == device) return held;
+    std::shared_ptr<PinnedStaging> s = cache[{import.context, device}].lock();
+    if (!s) {
+        std::string why;
+        s = make_staging(import.context, device, &why);
+        if (!s) {
+            stats().staging_fallbacks++;
+            if (refused_devices.insert(device).second)
+                LOG_WARN("staging: %s; copy-route transfers on device %p go straight from the dma-buf's mapping",
+                         why.c_str(), static_cast<void *>(device));
+            return nullptr;
+        }
+        cache[{import.context, device}] = s;
+    }
+    import.staging = s;  // freed with the last import that used it
+    import.staging_device = device;
+    return s;
+}
+
+cl_int PinnedStaging::wait(cl_event *ev, const char *what) {
+    // Bounded: a chunk's DMA takes milliseconds; a stuck one must not hold
+    // the worker (and every queue's host steps) for ever.
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(10000 + fence_timeout_ms());
+    cl_int status = CL_QUEUED;
+    for (int spins = 0;; ++spins) {
+        if (next().clGetEventInfo(*ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+            CL_SUCCESS)
+            status = CL_INVALID_EVENT;
+        if (status <= CL_COMPLETE) break;
+        if (std::chrono::steady_clock::now() > limit) {
+            LOG_ERROR("%s: a staging transfer did not complete within %d ms", what, 10000 + fence_timeout_ms());
+            return CL_OUT_OF_RESOURCES;
+        }
+        if (spins < 2000) sched_yield();
+        else usleep(50);
+    }
+    next().clReleaseEvent(*ev);
+    *ev = nullptr;
+    if (status < 0) {
+        LOG_ERROR("%s: a staging transfer failed (status %d)", what, status);
+        return status;
+    }
+    return CL_SUCCESS;
+}
+
+void PinnedStaging::drop(cl_event (&ev)[kSlots]) {
+    // After a failure: let what is in flight finish before the slots are reused.
+    for (cl_event &e : ev)
+        if (e) {
+            wait(&e, "staging");
+            if (e) next().clReleaseEvent(e);
+            e = nullptr;
+        }
+}
+
+cl_int PinnedStaging::to_device(const Import &import) {
+    std::lock_guard lock(mutex_);
+    const auto *src = static_cast<const uint8_t *>(import.mapping);
+    cl_event ev[kSlots] = {nullptr, nullptr};
+    size_t i = 0;
+    for (size_t off = 0; off < import.size; off += kChunk, ++i) {
+        const int s = int(i % kSlots);
+        if (ev[s])
+            if (cl_int err = wait(&ev[s], "acquire"); err != CL_SUCCESS) return drop(ev), err;
+        const size_t len = std::min(kChunk, import.size - off);
+        std::memcpy(slot(s), src + off, len);
+        cl_int err = next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, off, len, slot(s), 0, nullptr, &ev[s]);
+        if (err != CL_SUCCESS) {
+            LOG_ERROR("acquire: the ICD refused the staged copy into the device buffer (error %d)", err);
+            return drop(ev), err;
+        }
+        next().clFlush(queue_);
+    }
+    for (cl_event &e : ev)
+        if (e)
+            if (cl_int err = wait(&e, "acquire"); err != CL_SUCCESS) return drop(ev), err;
+    stats().staged_bytes += import.size;
+    return CL_SUCCESS;
+}
+
+cl_int PinnedStaging::to_dmabuf(const Import &import) {
+    std::lock_guard lock(mutex_);
+    auto *dst = static_cast<uint8_t *>(import.mapping);
+    cl_event ev[kSlots] = {nullptr, nullptr};
+    const size_t chunks = (import.size + kChunk - 1) / kChunk;
+    auto start = [&](size_t i) -> cl_int {
+        const size_t off = i * kChunk, len = std::min(kChunk, import.size - off);
+        cl_int err = next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, off, len, slot(int(i % kSlots)), 0,
+                                                nullptr, &ev[i % kSlots]);
+        if (err != CL_SUCCESS)
+            LOG_ERROR("release: the ICD refused the staged copy out of the device buffer (error %d)", err);
+        next().clFlush(queue_);
+        return err;
+    };
+    for (size_t i = 0; i < std::min<size_t>(chunks, kSlots); ++i)
+        if (cl_int err = start(i); err != CL_SUCCESS) return drop(ev), err;
+    for (size_t i = 0; i < chunks; ++i) {
+        const int s = int(i % kSlots);
+        if (cl_int err = wait(&ev[s], "release"); err != CL_SUCCESS) return drop(ev), err;
+        const size_t off = i * kChunk;
+        std::memcpy(dst + off, slot(s), std::min(kChunk, import.size - off));
+        if (i + kSlots < chunks)
+            if (cl_int err = start(i + kSlots); err != CL_SUCCESS) return drop(ev), err;
+    }
+    stats().staged_bytes += import.size;
+    return CL_SUCCESS;
+}
+
+cl_int staged_to_device(PinnedStaging &staging, const Import &import) { return staging.to_device(import); }
+cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import) { return staging.to_dmabuf(import); }
+
+}  // namespace cldmabuf

@@ -1,0 +1,44 @@
+// Pinned staging for the copy route (imports of devices that do not share
+// host memory, e.g. NVIDIA): the dma-buf's mapping is pageable memory, and
+// ICDs move pageable memory far slower than pinned (page-locked) memory.
+// So a buffer import's device copy is filled and written back through a
+// CL_MEM_ALLOC_HOST_PTR buffer the ICD allocates (pinned where the ICD pins
+// it), mapped once, in chunks: the CPU copies one chunk between the mapping
+// and the staging memory while the ICD's DMA moves the previous one.
+//
+// CLDMABUF_STAGING=auto (default: pinned for devices without host-unified
+// memory, direct for the rest) | pinned (always, for testing) | off (the
+// ICD's Write/ReadBuffer straight from the mapping).  Images always go direct.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "layer/cl_compat.h"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+
+enum class StagingChoice { automatic, pinned, off };
+StagingChoice staging_choice();
+
+// The staging memory and in-order queue of one (context, device), shared by
+// every import that uses it; freed (on the layer's worker) with the last one.
+class PinnedStaging;
+
+// The staging `import` (a buffer import on the copy route) uses with
+// `queue`'s device, made on first use and remembered on the import; nullptr
+// when staging is off for this device or the ICD refused it (counted in
+// stats as a staging fallback, logged once per device: the direct route is
+// taken then).
+std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queue);
+
+// dma-buf mapping -> device copy (whole buffer) and device copy -> mapping,
+// through `staging`, synchronously: they run on the layer's worker inside
+// the acquire/release host step, after every earlier command of the
+// application's queue and before every later one.  CL_SUCCESS or the ICD's
+// error (one log line).
+cl_int staged_to_device(PinnedStaging &staging, const Import &import);
+cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import);
+
+}  // namespace cldmabuf

@@ -1,0 +1,75 @@
+#include "layer_probe.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+
+#include "test_dmabufs.hpp"
+
+namespace e2e {
+
+LayerStats layer_stats(cl_platform_id platform) {
+    LayerStats s{};
+    CHECK(clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) == CL_SUCCESS);
+    return s;
+}
+
+namespace {
+
+bool probe_blitter(const ClEnv &env) {
+    if (!have_dmabuf()) return false;
+    Dmabuf a = make_dmabuf(4096), b = make_dmabuf(4096);
+    auto import = [&](Dmabuf &buf) {
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                           static_cast<cl_mem_properties>(buf.fd), 0};
+        cl_int err = CL_SUCCESS;
+        cl_mem m = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+        if (m) buf.release_fd();
+        return m;
+    };
+    cl_mem ma = import(a), mb = import(b);
+    bool took = false;
+    if (ma && mb) {
+        const cl_ulong before = layer_stats(env.platform)[CL_STATS_BLT_COPIES_CLDMABUF];
+        if (clEnqueueCopyBuffer(env.queue, ma, mb, 0, 0, 4096, 0, nullptr, nullptr) == CL_SUCCESS &&
+            clFinish(env.queue) == CL_SUCCESS)
+            took = layer_stats(env.platform)[CL_STATS_BLT_COPIES_CLDMABUF] > before;
+    }
+    if (ma) clReleaseMemObject(ma);
+    if (mb) clReleaseMemObject(mb);
+    return took;
+}
+
+}  // namespace
+
+bool layer_takes_blitter() {
+    static std::once_flag once;
+    static bool takes = false;
+    std::call_once(once, [] {
+        try {
+            ClEnv env;
+            takes = probe_blitter(env);
+        } catch (const std::exception &) {
+            takes = false;
+        }
+        std::printf("[probe] the layer %s the Gen9 blitter for copies between imports on this device\n",
+                    takes ? "takes" : "does not take");
+    });
+    return takes;
+}
+
+bool eventually(const std::function<bool()> &done, int ms) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        usleep(5000);
+    }
+    return true;
+}
+
+}  // namespace e2e

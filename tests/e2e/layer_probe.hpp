@@ -1,0 +1,33 @@
+// What the layer did on this ICD, asked of the layer itself, so that the
+// tests hold on every ICD (PoCL, NVIDIA, NEO, rusticl): the layer's counters
+// (CL_PLATFORM_STATS_CLDMABUF), whether it takes the Gen9 blitter for copies
+// on this device, and bounded polls for what ICDs do later than PoCL
+// (NVIDIA and NEO destroy objects and run destructor callbacks a while after
+// clReleaseMemObject returns).
+#pragma once
+
+#include <array>
+#include <functional>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "cl_fixture.hpp"
+
+namespace e2e {
+
+using LayerStats = std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF>;
+
+// The layer's counters now (all zero, with a failed CHECK, when the layer
+// does not answer).
+LayerStats layer_stats(cl_platform_id platform);
+
+// Whether a copy between two imports on the test platform's device runs on
+// the blitter: one 4 KiB copy is tried once per process (in a context of its
+// own) and the blitter counter asked.  False without the virtual Gen9, with CLDMABUF_BLT=off or
+// CLDMABUF_IMPORT=copy, and for a device the layer does not pair with the
+// Gen9 node (NVIDIA, any non-Intel GPU).
+bool layer_takes_blitter();
+
+// Polls `done` every 5 ms for up to `ms`: true as soon as it holds.
+bool eventually(const std::function<bool()> &done, int ms = 3000);
+
+}  // namespace e2e
