@@ -42,6 +42,7 @@
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
+#include "layer/ext/exporter.hpp"
 #include "layer/ext/import.hpp"
 #include "layer/ext/properties.hpp"
 #include "layer/ext/tiled_image.hpp"
@@ -200,8 +201,10 @@ void teardown(Import &import) {
     }
     import.tiled.reset();  // the ICD's image over the shadow is gone
     unmap_dmabuf(import);  // layer/ext/mapping_cache may keep it for the next import
-    kernel().close(import.fd);
-    LOG_DEBUG("image import destroyed: unmapped %zu bytes, closed fd %d", import.mapping_len, import.fd);
+    const int dup = import.fd, app = import.app_fd;
+    const bool closed_app = close_import_fds(import);
+    LOG_DEBUG("image import destroyed: unmapped %zu bytes, closed the layer's fd %d%s%d", import.mapping_len, dup,
+              closed_app ? " and the application's fd " : "; left the application's number alone: ", app);
 }
 
 // The image is gone.  Without an internal buffer nothing uses the mapping any
@@ -269,8 +272,9 @@ bool run_probe(cl_context context, cl_device_id device, cl_uint route) {
     if (!owner || next().clSetMemObjectDestructorCallback(owner, free_probe_memory, host) != CL_SUCCESS) {
         if (image) next().clReleaseMemObject(image);
         if (buffer) next().clReleaseMemObject(buffer);
-        if (!owner) std::free(host);
-        // With a callback refused the ICD may still use `host`: leak it rather than free it early.
+        // Nothing was enqueued on the objects and both are released: the ICD
+        // has no use of `host` left, so it is freed here, not leaked.
+        std::free(host);
         LOG_WARN("zero-copy probe: the ICD refused the probe image (error %d)", err);
         return false;
     }
@@ -313,12 +317,15 @@ bool route_is_in_place(cl_context context, cl_device_id device, cl_uint route) {
     const bool shared = run_probe(context, device, route);
     LOG_INFO("zero-copy probe on device %p: route %s %s", static_cast<void *>(device), route_name(route),
              shared ? "shares host memory" : "keeps its own copy");
+    // Cached only while a context destructor callback will purge the entry:
+    // without one, a later context at the same address would get this answer.
     std::lock_guard lock(probe_mutex);
-    probe_cache[key] = shared;
     if (!probe_context_hooked[context])
         probe_context_hooked[context] =
             next().clSetContextDestructorCallback &&
             next().clSetContextDestructorCallback(context, on_probe_context_destroyed, nullptr) == CL_SUCCESS;
+    if (probe_context_hooked[context]) probe_cache[key] = shared;
+    else probe_context_hooked.erase(context);
     return shared;
 }
 
@@ -561,8 +568,20 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     }
 
     auto import = std::make_shared<Import>();
+    // The layer's own duplicate from here on (docs/layer-rules.md, "Who owns the fd").
+    if (int err = adopt_dmabuf_fd(*import, props.fd); err != 0)
+        return fail(errcode_ret, CL_OUT_OF_RESOURCES,
+                    "cannot duplicate dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(-err));
+    set_exporter(*import, identify_exporter(import->fd));
+    // Refusals below close the dup (not the application's fd); the import's
+    // own state (GEM handle, shadow) goes with `import`.
+    struct DupGuard {
+        Import *import;
+        ~DupGuard() {
+            if (import) drop_dmabuf_dup(*import);
+        }
+    } dup_guard{import.get()};
     import->context = context;
-    import->fd = props.fd;
     import->dmabuf_size = static_cast<uint64_t>(dmabuf_bytes);
     import->size = g.needed;
     import->flags = flags;
@@ -590,7 +609,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
                         "the blitter cannot import dma-buf fd " + std::to_string(props.fd) + " (PRIME_FD_TO_HANDLE: " +
                             std::strerror(-err) + ")");
         import->tiled = std::move(tiled_state);
-    } else if (int err = map_dmabuf(*import, props.fd, end, flags); err != 0) {
+    } else if (int err = map_dmabuf(*import, import->fd, end, flags); err != 0) {
         return fail(errcode_ret, CL_INVALID_PROPERTY,
                     "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(err));
     }
@@ -681,6 +700,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         next().clReleaseMemObject(buffer);  // the image keeps it alive
     }
     imports().add(import);
+    dup_guard.import = nullptr;  // the destructor callbacks close it now
 
     stats().imports++;
     if (import->tiled) {
