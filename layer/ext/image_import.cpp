@@ -46,6 +46,7 @@
 #include "layer/ext/import.hpp"
 #include "layer/ext/properties.hpp"
 #include "layer/ext/tiled_image.hpp"
+#include "layer/ext/zero_copy_check.hpp"
 #include "layer/i915/blt_copy.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
@@ -618,6 +619,20 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
 
     std::string note;
     cl_uint route = preferred_route(devices, desc->image_type, icd_g, reinterpret_cast<uintptr_t>(pixels), &note);
+    // The route probe below runs on ordinary memory; whether the ICD uses
+    // this exporter's pages in place is the buffer check's answer (an ICD
+    // that copies PFNMAP buffers copies them under an image too).
+    if (route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF && strategy_choice() == StrategyChoice::automatic && !tiled_state &&
+        !import->tiled) {
+        for (cl_device_id d : devices) {
+            if (check_buffer_zero_copy(context, d, import->exporter, import->fd) == ZeroCopyVerdict::copies) {
+                note = std::string("the ICD keeps its own copy of ") + exporter_kind_name(import->exporter) +
+                       " dma-bufs";
+                route = CL_DMA_BUF_ROUTE_COPY_CLDMABUF;
+                break;
+            }
+        }
+    }
     if (route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF && strategy_choice() == StrategyChoice::automatic &&
         desc->image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER) {
         for (cl_device_id d : devices) {

@@ -171,6 +171,27 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
     clReleaseMemObject(mem);
 
     if (env_is("CLDMABUF_ZERO_COPY_CHECK", "fail")) {
+        // An image over such a dma-buf is a device copy too, whatever its
+        // own route probe (which runs on ordinary memory) says.
+        cl_bool images = CL_FALSE;
+        clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
+        if (images) {
+            Dmabuf pixels = make_dmabuf(64 * 16 * 4);
+            const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                               static_cast<cl_mem_properties>(pixels.fd), 0};
+            const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+            cl_image_desc desc{};
+            desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+            desc.image_width = 64;
+            desc.image_height = 16;
+            cl_int err = CL_SUCCESS;
+            cl_mem image =
+                clCreateImageWithProperties(env.context, props, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
+            REQUIRE(err == CL_SUCCESS);
+            pixels.release_fd();
+            CHECK(route_of(image) == CL_DMA_BUF_ROUTE_COPY_CLDMABUF);
+            clReleaseMemObject(image);
+        }
         // cl_arm_import_memory never copies: refused.
         using ImportFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *, void *,
                                                size_t, cl_int *);
