@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
@@ -328,6 +329,28 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
     REQUIRE(clEnqueueReadBuffer(env.queue, out, CL_TRUE, 0, sizeof sum, &sum, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(sum == 5ull * n + (n - 1) * n / 2);
     CHECK(view.has(5, n));
+
+    // Host-enqueued writes would make the ICD write the read-only mapping:
+    // refused while the import is used in place; a device copy takes them.
+    const bool in_place = !(forced && !std::strcmp(forced, "copy")) && !std::getenv("CLDMABUF_ZERO_COPY_CHECK");
+    const cl_int want = in_place ? CL_INVALID_OPERATION : CL_SUCCESS;
+    std::vector<uint32_t> words(n, 9);
+    CHECK(clEnqueueWriteBuffer(env.queue, mem, CL_TRUE, 0, 64, words.data(), 0, nullptr, nullptr) == want);
+    const cl_uint pattern = 1;
+    CHECK(clEnqueueFillBuffer(env.queue, mem, &pattern, 4, 0, 64, 0, nullptr, nullptr) == want);
+    CHECK(clEnqueueCopyBuffer(env.queue, out, mem, 0, 0, sizeof(cl_ulong), 0, nullptr, nullptr) == want);
+    cl_int map_err = CL_SUCCESS;
+    void *p = clEnqueueMapBuffer(env.queue, mem, CL_TRUE, CL_MAP_WRITE, 0, 64, 0, nullptr, nullptr, &map_err);
+    CHECK(map_err == want);
+    if (p) REQUIRE(clEnqueueUnmapMemObject(env.queue, mem, p, 0, nullptr, nullptr) == CL_SUCCESS);
+    // Reading stays allowed.
+    p = clEnqueueMapBuffer(env.queue, mem, CL_TRUE, CL_MAP_READ, 0, 64, 0, nullptr, nullptr, &map_err);
+    REQUIRE(map_err == CL_SUCCESS);
+    REQUIRE(p);
+    CHECK(static_cast<const uint32_t *>(p)[1] == (in_place ? 6u : static_cast<const uint32_t *>(p)[1]));
+    REQUIRE(clEnqueueUnmapMemObject(env.queue, mem, p, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(view.has(5, n));  // the dma-buf itself was never written
     clReleaseMemObject(out);
     clReleaseKernel(k);
     destroy(env, mem);
