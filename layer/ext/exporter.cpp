@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -99,18 +100,50 @@ std::vector<std::pair<std::string, dev_t>> scan_i915_nodes() {
 
 }  // namespace
 
-void forget_i915_nodes() {
-    I915Nodes &n = i915_nodes();
-    std::lock_guard lock(n.mu);
-    n.scanned = false;
-    n.nodes.clear();
+namespace {
+
+// Exporters by dma-buf inode.  Reading fdinfo costs a procfs open/read/close
+// per import (24 us in this sandbox, a few us on a plain kernel), and video
+// pipelines re-import the same pool of buffers; a dma-buf's exporter never
+// changes and its inode number is not reused while it lives (get_next_ino).
+// Bounded: cleared when full.
+struct IdCache {
+    std::mutex mu;
+    std::map<std::pair<dev_t, ino_t>, ExporterId> ids;
+};
+
+IdCache &id_cache() {
+    static IdCache *c = new IdCache;  // never destroyed: imports may outlive static teardown
+    return *c;
+}
+
+constexpr size_t kIdCacheEntries = 256;
+
+}  // namespace
+
+void forget_exporters() {
+    {
+        I915Nodes &n = i915_nodes();
+        std::lock_guard lock(n.mu);
+        n.scanned = false;
+        n.nodes.clear();
+    }
+    std::lock_guard lock(id_cache().mu);
+    id_cache().ids.clear();
 }
 
 ExporterId identify_exporter(int fd) {
+    struct stat st {};
+    const bool keyed = kernel().fstat(fd, &st) == 0;
+    const auto key = std::make_pair(st.st_dev, st.st_ino);
+    if (keyed) {
+        std::lock_guard lock(id_cache().mu);
+        if (auto it = id_cache().ids.find(key); it != id_cache().ids.end()) return it->second;
+    }
     ExporterId id;
     std::string text;
     const std::string path = "/proc/self/fdinfo/" + std::to_string(fd);
-    if (kernel().read_file(path.c_str(), &text) != 0) return id;
+    if (kernel().read_file(path.c_str(), &text) != 0) return id;  // not cached: may be readable later
     id.name = parse_exp_name(text);
     id.kind = exporter_kind_of(id.name);
     if (id.kind == ExporterKind::i915) {
@@ -119,6 +152,11 @@ ExporterId identify_exporter(int fd) {
             id.node = nodes[0].first;
             id.rdev = nodes[0].second;
         }
+    }
+    if (keyed && id.kind != ExporterKind::unknown) {
+        std::lock_guard lock(id_cache().mu);
+        if (id_cache().ids.size() >= kIdCacheEntries) id_cache().ids.clear();
+        id_cache().ids.emplace(key, id);
     }
     return id;
 }

@@ -28,7 +28,7 @@ std::string parse_exp_name(const std::string &fdinfo);
 ExporterKind exporter_kind_of(const std::string &exp_name);
 const char *exporter_kind_name(ExporterKind kind);
 
-// Reads /proc/self/fdinfo/<fd>.  For an i915 export the device is named only
+// Reads /proc/self/fdinfo/<fd> (cached per dma-buf inode, 256 entries).  For an i915 export the device is named only
 // when exactly one i915 render node exists (scanned once per process): an
 // i915 dma-buf can only come from an i915 device, and PRIME_FD_TO_HANDLE
 // succeeding on a node proves nothing (i915 imports foreign dma-bufs too).
@@ -38,7 +38,8 @@ void set_exporter(Import &import, const ExporterId &id);
 // "i915 (/dev/dri/renderD128)", "system heap", "unknown exporter", ...
 std::string describe_exporter(const Import &import);
 
-// Unit tests swap kernels: forget the cached i915 node scan.
-void forget_i915_nodes();
+// Unit tests swap kernels and tests of the virtual Gen9 re-label its
+// exporter: forget the cached i915 node scan and exporters.
+void forget_exporters();
 
 }  // namespace cldmabuf

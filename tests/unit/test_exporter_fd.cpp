@@ -97,7 +97,7 @@ TEST_CASE("exporter: exp_name is read from fdinfo and named by kind") {
 TEST_CASE("exporter: an i915 dma-buf's device is named only when exactly one i915 node exists") {
     ExporterKernel k;
     unit::ScopedKernel scoped(&k);
-    forget_i915_nodes();
+    forget_exporters();
     k.files["/proc/self/fdinfo/7"] = kFdinfoI915;
     k.drivers["/dev/dri/renderD128"] = "i915";
     k.drivers["/dev/dri/renderD129"] = "amdgpu";
@@ -109,7 +109,7 @@ TEST_CASE("exporter: an i915 dma-buf's device is named only when exactly one i91
     CHECK(k.open_nodes.empty());  // every node opened for the scan is closed again
 
     SECTION("two i915 devices: which one exported it is not known") {
-        forget_i915_nodes();
+        forget_exporters();
         k.drivers["/dev/dri/renderD130"] = "i915";
         id = identify_exporter(7);
         CHECK(id.kind == ExporterKind::i915);
@@ -127,7 +127,7 @@ TEST_CASE("exporter: an i915 dma-buf's device is named only when exactly one i91
         CHECK(id.kind == ExporterKind::system_heap);
         CHECK(id.rdev == 0);
     }
-    forget_i915_nodes();
+    forget_exporters();
 }
 
 TEST_CASE("fd ownership: the layer works on a dup and closes the application's number only while it is the dma-buf") {
