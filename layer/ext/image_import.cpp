@@ -34,7 +34,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <utility>
 
 #include <drm_fourcc.h>
@@ -225,18 +224,12 @@ void CL_CALLBACK on_internal_buffer_destroyed(cl_mem, void *user_data) {
 
 // Whether `route` really shares the host memory on `device`: a write to the
 // host memory after the image's creation must show in a device-side copy
-// out of the image.  Cached per (context, device, route); a context's
-// entries go with it.
+// out of the image.  Cached per (root device, route) for the process: what
+// the ICD does with a USE_HOST_PTR image is the device's, not the context's,
+// and root devices (unlike contexts and sub-devices, whose addresses are
+// reused once released) live as long as their platform.
 std::mutex probe_mutex;
-std::map<std::tuple<cl_context, cl_device_id, cl_uint>, bool> probe_cache;
-std::map<cl_context, bool> probe_context_hooked;
-
-void CL_CALLBACK on_probe_context_destroyed(cl_context context, void *) {
-    std::lock_guard lock(probe_mutex);
-    for (auto it = probe_cache.begin(); it != probe_cache.end();)
-        it = std::get<0>(it->first) == context ? probe_cache.erase(it) : std::next(it);
-    probe_context_hooked.erase(context);
-}
+std::map<std::pair<cl_device_id, cl_uint>, bool> probe_cache;
 
 void CL_CALLBACK free_probe_memory(cl_mem, void *memory) { std::free(memory); }
 
@@ -310,7 +303,7 @@ bool run_probe(cl_context context, cl_device_id device, cl_uint route) {
 }
 
 bool route_is_in_place(cl_context context, cl_device_id device, cl_uint route) {
-    const auto key = std::make_tuple(context, device, route);
+    const auto key = std::make_pair(root_device_of(device), route);
     {
         std::lock_guard lock(probe_mutex);
         if (auto it = probe_cache.find(key); it != probe_cache.end()) return it->second;
@@ -318,15 +311,8 @@ bool route_is_in_place(cl_context context, cl_device_id device, cl_uint route) {
     const bool shared = run_probe(context, device, route);
     LOG_INFO("zero-copy probe on device %p: route %s %s", static_cast<void *>(device), route_name(route),
              shared ? "shares host memory" : "keeps its own copy");
-    // Cached only while a context destructor callback will purge the entry:
-    // without one, a later context at the same address would get this answer.
     std::lock_guard lock(probe_mutex);
-    if (!probe_context_hooked[context])
-        probe_context_hooked[context] =
-            next().clSetContextDestructorCallback &&
-            next().clSetContextDestructorCallback(context, on_probe_context_destroyed, nullptr) == CL_SUCCESS;
-    if (probe_context_hooked[context]) probe_cache[key] = shared;
-    else probe_context_hooked.erase(context);
+    probe_cache[key] = shared;
     return shared;
 }
 

@@ -72,6 +72,17 @@ void unmap_dmabuf(Import &import, bool keep) {
     import.mapping = nullptr;
 }
 
+cl_device_id root_device_of(cl_device_id device) {
+    for (int depth = 0; depth < 8; ++depth) {
+        cl_device_id parent = nullptr;
+        if (next().clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, nullptr) != CL_SUCCESS ||
+            !parent)
+            return device;
+        device = parent;
+    }
+    return device;
+}
+
 bool device_in(const std::vector<cl_device_id> &list, cl_device_id device) {
     return std::find(list.begin(), list.end(), device) != list.end();
 }

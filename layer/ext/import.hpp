@@ -41,6 +41,11 @@ bool import_refuses_host_writes(cl_mem mem);
 // called: install after every other override of those slots.
 void install_read_only_guard(cl_icd_dispatch &table);
 
+// The root device of `device` (itself unless a sub-device).  Root devices
+// live as long as their platform, so their handles are a stable cache key;
+// a released sub-device's address may be handed to another device.
+cl_device_id root_device_of(cl_device_id device);
+
 // Devices of a context, through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 

@@ -12,6 +12,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/exporter.hpp"
+#include "layer/ext/import.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 
@@ -33,19 +34,6 @@ Mode mode() {
 }
 
 std::atomic<unsigned> checks_run{0};
-
-// Root devices live as long as the platform, so they are a stable key; a
-// sub-device (released and its address reused) answers as its root.
-cl_device_id root_of(cl_device_id device) {
-    for (int depth = 0; depth < 8; ++depth) {
-        cl_device_id parent = nullptr;
-        if (next().clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, nullptr) != CL_SUCCESS ||
-            !parent)
-            return device;
-        device = parent;
-    }
-    return device;
-}
 
 constexpr size_t kProbeBytes = 64;  // clEnqueueFillBuffer's largest pattern is 128 bytes
 
@@ -93,7 +81,7 @@ ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, 
     if (mode() == Mode::off) return ZeroCopyVerdict::in_place;
     static std::mutex mu;
     static std::map<std::pair<cl_device_id, ExporterKind>, ZeroCopyVerdict> cache;
-    const auto key = std::make_pair(root_of(device), exporter);
+    const auto key = std::make_pair(root_device_of(device), exporter);
     {
         std::lock_guard lock(mu);
         if (auto it = cache.find(key); it != cache.end()) return it->second;

@@ -30,7 +30,6 @@ struct BltBackend final : BackendState {
 
 // The GEM import of `import` on `engine`: 0 and *out, or the cached -errno
 // (-EXDEV: the dma-buf is not the blitter's GPU's own, exporter_mismatch).
-
 int blt_import_of(Import &import, BltEngine &engine, BltImport *out);
 
 // Why the blitter on `node` (st_rdev `rdev`, 0 if unknown) must not take
