@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -40,6 +42,17 @@ std::string exporter_mismatch(const Import &import, const Gen9Info &node, dev_t 
     return {};
 }
 
+bool blt_any_exporter() {
+    static const bool any = [] {
+        const char *v = std::getenv("CLDMABUF_BLT_EXPORTERS");
+        if (!v || !*v || !std::strcmp(v, "own")) return false;
+        if (!std::strcmp(v, "any")) return true;
+        LOG_WARN("CLDMABUF_BLT_EXPORTERS=%s is not own or any: own", v);
+        return false;
+    }();
+    return any;
+}
+
 int blt_import_of(Import &import, BltEngine &engine, BltImport *out) {
     std::lock_guard lock(import.backend_mutex);
     auto *state = dynamic_cast<BltBackend *>(import.backend.get());
@@ -48,7 +61,8 @@ int blt_import_of(Import &import, BltEngine &engine, BltImport *out) {
         auto fresh = std::make_unique<BltBackend>();
         fresh->engine = &engine;
         const Gen9Info &node = engine.device_info();
-        if (std::string why = exporter_mismatch(import, node, node_rdev(node)); !why.empty()) {
+        std::string why = blt_any_exporter() ? std::string() : exporter_mismatch(import, node, node_rdev(node));
+        if (!why.empty()) {
             // i915 would import another device's (or a heap's) dma-buf too,
             // but that memory is not this GPU's to copy: the ICD does it.
             fresh->error = -EXDEV;

@@ -36,6 +36,11 @@ int blt_import_of(Import &import, BltEngine &engine, BltImport *out);
 // `import`'s dma-buf, naming both sides, or empty: only an i915 export whose
 // exporting node is known (layer/ext/exporter.hpp) and is `node` itself.
 std::string exporter_mismatch(const Import &import, const Gen9Info &node, dev_t rdev);
+// CLDMABUF_BLT_EXPORTERS=own (default) | any.  `any` lets the blitter take
+// every dma-buf its node can PRIME-import (e.g. system-heap memory on an
+// integrated GPU, which is host RAM): an explicit opt-in, used by the VM
+// lane to run the virtual Gen9's blitter over real heap buffers.
+bool blt_any_exporter();
 // st_rdev of the node, through the kernel seam; 0 if it cannot be stat'ed.
 dev_t node_rdev(const Gen9Info &node);
 

@@ -128,6 +128,12 @@ TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no oth
     if (copies_expected() || env_is("CLDMABUF_BLT", "off")) SKIP("the blitter only copies between zero-copy imports");
     ClEnv env;
     CHECK(copy_between_imports(env, sim, "i915") >= 1);
+    if (env_is("CLDMABUF_BLT_EXPORTERS", "any")) {
+        // The opt-in: the blitter takes whatever its node can import.
+        CHECK(copy_between_imports(env, sim, "system") >= 1);
+        CHECK(copy_between_imports(env, sim, "udmabuf") >= 1);
+        return;
+    }
     // A system-heap or udmabuf dma-buf is not the blitter's GPU's memory: the
     // ICD copies it, with the same bytes.
     CHECK(copy_between_imports(env, sim, "system") == 0);
