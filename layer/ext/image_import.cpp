@@ -591,10 +591,16 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         icd_g.row_pitch = tiled_state->shadow_pitch;
         icd_g.needed = size_t{tiled_state->shadow_pitch} * desc->image_height;
         i915::BltImport dmabuf_gem;
-        if (int err = i915::blt_import_of(*import, *tiled_state->engine, &dmabuf_gem); err != 0)
+        if (int err = i915::blt_import_of(*import, *tiled_state->engine, &dmabuf_gem); err == -EXDEV) {
+            const i915::Gen9Info &node = tiled_state->engine->device_info();
+            return fail(errcode_ret, CL_INVALID_OPERATION,
+                        "a tiled import needs the blitter, which takes only its own GPU's dma-bufs: " +
+                            i915::exporter_mismatch(*import, node, i915::node_rdev(node)));
+        } else if (err != 0) {
             return fail(errcode_ret, CL_INVALID_OPERATION,
                         "the blitter cannot import dma-buf fd " + std::to_string(props.fd) + " (PRIME_FD_TO_HANDLE: " +
                             std::strerror(-err) + ")");
+        }
         import->tiled = std::move(tiled_state);
     } else if (int err = map_dmabuf(*import, import->fd, end, flags); err != 0) {
         return fail(errcode_ret, CL_INVALID_PROPERTY,

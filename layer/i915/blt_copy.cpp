@@ -66,7 +66,9 @@ int blt_import_of(Import &import, BltEngine &engine, BltImport *out) {
             // i915 would import another device's (or a heap's) dma-buf too,
             // but that memory is not this GPU's to copy: the ICD does it.
             fresh->error = -EXDEV;
-            LOG_WARN("blitter: copies of %p go to the ICD: %s", static_cast<void *>(import.mem), why.c_str());
+            // An import still being made (a tiled image) reports the refusal itself.
+            if (import.mem)
+                LOG_WARN("blitter: copies of %p go to the ICD: %s", static_cast<void *>(import.mem), why.c_str());
         } else {
             fresh->error = engine.import(import.fd, 0, &fresh->imp);
             if (fresh->error != 0)

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <drm_fourcc.h>
+
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
 #include "test_dmabufs.hpp"
@@ -141,6 +143,43 @@ TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no oth
     CHECK(copy_between_imports(env, sim, "drm") == 0);
     // And i915 again: the gate is per import, not a sticky fallback.
     CHECK(copy_between_imports(env, sim, "i915") >= 1);
+
+    // A tiled image needs the blitter: another exporter's is refused, and
+    // the fd stays the application's.
+    cl_bool images = CL_FALSE;
+    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
+    if (!images) return;
+    const size_t w = 128, h = 8, pitch = 512;  // one row of X tiles (512 B x 8 rows)
+    for (const char *exporter : {"system", "i915"}) {
+        sim.set_export_name(exporter);
+        Dmabuf buf = make_dmabuf(pitch * h);
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                           static_cast<cl_mem_properties>(buf.fd),
+                                           CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
+                                           I915_FORMAT_MOD_X_TILED,
+                                           CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF,
+                                           CL_TRUE,
+                                           0};
+        const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+        cl_image_desc desc{};
+        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        desc.image_width = w;
+        desc.image_height = h;
+        cl_int err = CL_SUCCESS;
+        cl_mem image =
+            clCreateImageWithProperties(env.context, props, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+        sim.set_export_name(nullptr);
+        if (!std::strcmp(exporter, "system")) {
+            CHECK(image == nullptr);
+            CHECK(err == CL_INVALID_OPERATION);
+            CHECK(fd_is_open(buf.fd));
+        } else {
+            CHECK(err == CL_SUCCESS);
+            REQUIRE(image);
+            buf.release_fd();
+            clReleaseMemObject(image);
+        }
+    }
 }
 
 TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes are left as they were", "[zcc]") {
