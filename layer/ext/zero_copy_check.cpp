@@ -1,8 +1,8 @@
 #include "layer/ext/zero_copy_check.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -33,12 +33,10 @@ Mode mode() {
     return m;
 }
 
-std::atomic<unsigned> checks_run{0};
-
 constexpr size_t kProbeBytes = 64;  // clEnqueueFillBuffer's largest pattern is 128 bytes
 
 ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
-    const long page = 4096;
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     void *map = kernel().mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) return ZeroCopyVerdict::unknown;  // e.g. a read-only fd
     auto *bytes = static_cast<unsigned char *>(map);
@@ -87,7 +85,6 @@ ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, 
         if (auto it = cache.find(key); it != cache.end()) return it->second;
     }
     ZeroCopyVerdict verdict = run_check(context, device, fd);
-    checks_run++;
     if (mode() == Mode::fail && verdict != ZeroCopyVerdict::unknown) verdict = ZeroCopyVerdict::copies;
     if (verdict == ZeroCopyVerdict::unknown) return verdict;  // not cached: a later import may be checkable
     LOG_INFO("zero-copy check on device %p for %s dma-bufs: %s", static_cast<void *>(device),
@@ -98,7 +95,5 @@ ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, 
     cache.emplace(key, verdict);
     return verdict;
 }
-
-unsigned zero_copy_checks_run() { return checks_run.load(); }
 
 }  // namespace cldmabuf

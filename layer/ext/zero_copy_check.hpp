@@ -29,7 +29,5 @@ enum class ZeroCopyVerdict {
 // CLDMABUF_ZERO_COPY_CHECK=on (default) | off (trust the device's claim, as
 // before) | fail (test instrument: every check reports `copies`).
 ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, ExporterKind exporter, int fd);
-// How many checks really ran (not cached answers), for tests and stats.
-unsigned zero_copy_checks_run();
 
 }  // namespace cldmabuf
