@@ -1,6 +1,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/icd_slots.hpp"
+#include "layer/ext/import.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -32,7 +33,8 @@ const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_
     install_event_overrides(layer_dispatch);
     install_map_overrides(layer_dispatch);
     install_copy_overrides(layer_dispatch);
-    install_egl_overrides(layer_dispatch);  // last: wraps the layer's own image import
+    install_egl_overrides(layer_dispatch);  // wraps the layer's own image import
+    install_read_only_guard(layer_dispatch);  // last: wraps the copy and map overrides (layer/ext/import.hpp)
     return &layer_dispatch;
 }
 

@@ -46,6 +46,26 @@ public:
         char resolved[PATH_MAX];
         return ::realpath(path, resolved) ? std::string(resolved) : std::string();
     }
+    int read_file(const char *path, std::string *out) override {
+        const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return -1;
+        out->clear();
+        char buf[4096];
+        for (;;) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n > 0 && out->size() < (64u << 10)) {
+                out->append(buf, static_cast<size_t>(n));
+                continue;
+            }
+            const int err = errno;
+            ::close(fd);
+            if (n < 0) {
+                errno = err;
+                return -1;
+            }
+            return 0;
+        }
+    }
 };
 
 LibcKernel libc_kernel;
@@ -54,6 +74,11 @@ std::atomic<KernelOps *> current{&libc_kernel};
 }  // namespace
 
 int KernelOps::fstat(int, struct stat *) {
+    errno = ENOSYS;
+    return -1;
+}
+
+int KernelOps::read_file(const char *, std::string *) {
     errno = ENOSYS;
     return -1;
 }

@@ -40,6 +40,10 @@ public:
     // realpath(3): the canonical path with every symlink resolved (sysfs
     // device links name the PCI function); empty with errno on failure.
     virtual std::string real_path(const char *path) = 0;
+    // The whole of a small text file (/proc/self/fdinfo/N: a dma-buf's
+    // exp_name, layer/ext/exporter.cpp).  0 or -1 with errno.  Fakes that do
+    // not answer it leave every exporter unknown.
+    virtual int read_file(const char *path, std::string *out);
 };
 
 // The process-wide seam.  Defaults to the libc implementation.

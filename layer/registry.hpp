@@ -11,6 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
+#include <sys/types.h>
 #include <unordered_map>
 #include <vector>
 
@@ -21,6 +23,18 @@ namespace cldmabuf {
 enum class ImportStrategy {
     zero_copy,  // the ICD uses our mapping of the dma-buf in place (CL_MEM_USE_HOST_PTR)
     copy,       // a device buffer, filled on acquire and written back on release
+};
+
+// Who exported a dma-buf, from the exp_name line of /proc/self/fdinfo/<fd>
+// (layer/ext/exporter.hpp).
+enum class ExporterKind {
+    unknown,      // no exp_name (fdinfo unreadable, or not a dma-buf fd)
+    i915,         // i915's own PRIME export ("i915")
+    system_heap,  // dma-heap "system" / "system-uncached"
+    cma_heap,     // other dma-heaps ("linux,cma", "reserved", ...)
+    udmabuf,      // udmabuf (a sealed memfd)
+    drm_generic,  // "drm": drm_gem_prime_export (vgem, amdgpu, virtio-gpu, ...); device not named
+    other,        // any other exporter name
 };
 
 // Per-object state the i915 backend caches on an import (GEM handle, GPU
@@ -38,7 +52,22 @@ struct TiledState {
 struct Import {
     cl_mem mem = nullptr;
     cl_context context = nullptr;
-    int fd = -1;                   // owned since the import succeeded; closed on destroy
+    int fd = -1;                   // the layer's own dup (F_DUPFD_CLOEXEC) of the application's fd; closed on destroy
+    // The application's fd (layer/ext/dmabuf.hpp, "Who owns the fd" in
+    // docs/layer-rules.md): the spec hands it to the implementation, so it is
+    // closed on destroy, but only while that number still names the same
+    // dma-buf (st_dev/st_ino recorded at import) and only when app_fd_owned.
+    int app_fd = -1;
+    bool app_fd_owned = true;      // false: the caller keeps it (never closed by the layer)
+    bool app_fd_identity = false;  // app_fd_dev/ino were recorded (fstat answered)
+    dev_t app_fd_dev = 0;
+    ino_t app_fd_ino = 0;
+    // The exporter (layer/ext/exporter.hpp): the blitter takes only dma-bufs
+    // its own GPU exported; the zero-copy check is cached per exporter kind.
+    ExporterKind exporter = ExporterKind::unknown;
+    std::string exporter_name;     // exp_name as the kernel printed it
+    std::string exporter_node;     // DRM render node of the exporting device, where it can be known
+    dev_t exporter_rdev = 0;       // that node's st_rdev (0: unknown)
     uint64_t dmabuf_size = 0;
     size_t size = 0;               // the cl_mem's size
     void *mapping = nullptr;       // host mapping of the dma-buf

@@ -124,7 +124,8 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     }
 
     // The application keeps its fd (FFmpeg and OpenCV close theirs when the
-    // frame goes); the import owns a duplicate, closed with the object.
+    // frame goes): the KHR path below is given a duplicate, which is what it
+    // takes ownership of, so the caller's number is never touched.
     const int fd = kernel().dup(app_fd);
     if (fd < 0) return fail(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
     const cl_mem_properties khr[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
@@ -139,6 +140,15 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
         return nullptr;
     }
     std::shared_ptr<Import> import = imports().find(mem);
+    if (import) {
+        // The layer's import made a duplicate of its own (Import::fd): the
+        // one given to it is closed now rather than held to the object's end.
+        // (An import the layer did not handle keeps `fd`: its owner closes it.)
+        if (import->app_fd == fd && import->app_fd_owned) {
+            import->app_fd_owned = false;
+            kernel().close(fd);
+        }
+    }
     if (import && import->strategy != ImportStrategy::zero_copy) {
         // "It will never fall back to copy operations ... instead producing
         // an error when mapping is not possible."  Releasing the object
@@ -151,7 +161,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     // Not created with properties: CL_MEM_PROPERTIES answers an empty list.
     if (import) import->properties.clear();
     LOG_INFO("clImportMemoryARM: dma-buf fd %d imported as %p (the layer holds fd %d)", app_fd,
-             static_cast<void *>(mem), fd);
+             static_cast<void *>(mem), import ? import->fd : fd);
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
 }

@@ -34,7 +34,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <utility>
 
 #include <drm_fourcc.h>
@@ -42,10 +41,12 @@
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
+#include "layer/ext/exporter.hpp"
 #include "layer/ext/import.hpp"
 #include "layer/ext/native_import.hpp"
 #include "layer/ext/properties.hpp"
 #include "layer/ext/tiled_image.hpp"
+#include "layer/ext/zero_copy_check.hpp"
 #include "layer/i915/blt_copy.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
@@ -201,8 +202,10 @@ void teardown(Import &import) {
     }
     import.tiled.reset();  // the ICD's image over the shadow is gone
     unmap_dmabuf(import);  // layer/ext/mapping_cache may keep it for the next import
-    kernel().close(import.fd);
-    LOG_DEBUG("image import destroyed: unmapped %zu bytes, closed fd %d", import.mapping_len, import.fd);
+    const int dup = import.fd, app = import.app_fd;
+    const bool closed_app = close_import_fds(import);
+    LOG_DEBUG("image import destroyed: unmapped %zu bytes, closed the layer's fd %d%s%d", import.mapping_len, dup,
+              closed_app ? " and the application's fd " : "; left the application's number alone: ", app);
 }
 
 // The image is gone.  Without an internal buffer nothing uses the mapping any
@@ -222,18 +225,12 @@ void CL_CALLBACK on_internal_buffer_destroyed(cl_mem, void *user_data) {
 
 // Whether `route` really shares the host memory on `device`: a write to the
 // host memory after the image's creation must show in a device-side copy
-// out of the image.  Cached per (context, device, route); a context's
-// entries go with it.
+// out of the image.  Cached per (root device, route) for the process: what
+// the ICD does with a USE_HOST_PTR image is the device's, not the context's,
+// and root devices (unlike contexts and sub-devices, whose addresses are
+// reused once released) live as long as their platform.
 std::mutex probe_mutex;
-std::map<std::tuple<cl_context, cl_device_id, cl_uint>, bool> probe_cache;
-std::map<cl_context, bool> probe_context_hooked;
-
-void CL_CALLBACK on_probe_context_destroyed(cl_context context, void *) {
-    std::lock_guard lock(probe_mutex);
-    for (auto it = probe_cache.begin(); it != probe_cache.end();)
-        it = std::get<0>(it->first) == context ? probe_cache.erase(it) : std::next(it);
-    probe_context_hooked.erase(context);
-}
+std::map<std::pair<cl_device_id, cl_uint>, bool> probe_cache;
 
 void CL_CALLBACK free_probe_memory(cl_mem, void *memory) { std::free(memory); }
 
@@ -270,8 +267,9 @@ bool run_probe(cl_context context, cl_device_id device, cl_uint route) {
     if (!owner || next().clSetMemObjectDestructorCallback(owner, free_probe_memory, host) != CL_SUCCESS) {
         if (image) next().clReleaseMemObject(image);
         if (buffer) next().clReleaseMemObject(buffer);
-        if (!owner) std::free(host);
-        // With a callback refused the ICD may still use `host`: leak it rather than free it early.
+        // Nothing was enqueued on the objects and both are released: the ICD
+        // has no use of `host` left, so it is freed here, not leaked.
+        std::free(host);
         LOG_WARN("zero-copy probe: the ICD refused the probe image (error %d)", err);
         return false;
     }
@@ -306,7 +304,7 @@ bool run_probe(cl_context context, cl_device_id device, cl_uint route) {
 }
 
 bool route_is_in_place(cl_context context, cl_device_id device, cl_uint route) {
-    const auto key = std::make_tuple(context, device, route);
+    const auto key = std::make_pair(root_device_of(device), route);
     {
         std::lock_guard lock(probe_mutex);
         if (auto it = probe_cache.find(key); it != probe_cache.end()) return it->second;
@@ -316,10 +314,6 @@ bool route_is_in_place(cl_context context, cl_device_id device, cl_uint route) {
              shared ? "shares host memory" : "keeps its own copy");
     std::lock_guard lock(probe_mutex);
     probe_cache[key] = shared;
-    if (!probe_context_hooked[context])
-        probe_context_hooked[context] =
-            next().clSetContextDestructorCallback &&
-            next().clSetContextDestructorCallback(context, on_probe_context_destroyed, nullptr) == CL_SUCCESS;
     return shared;
 }
 
@@ -565,8 +559,20 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     }
 
     auto import = std::make_shared<Import>();
+    // The layer's own duplicate from here on (docs/layer-rules.md, "Who owns the fd").
+    if (int err = adopt_dmabuf_fd(*import, props.fd); err != 0)
+        return fail(errcode_ret, CL_OUT_OF_RESOURCES,
+                    "cannot duplicate dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(-err));
+    set_exporter(*import, identify_exporter(import->fd));
+    // Refusals below close the dup (not the application's fd); the import's
+    // own state (GEM handle, shadow) goes with `import`.
+    struct DupGuard {
+        Import *import;
+        ~DupGuard() {
+            if (import) drop_dmabuf_dup(*import);
+        }
+    } dup_guard{import.get()};
     import->context = context;
-    import->fd = props.fd;
     import->dmabuf_size = static_cast<uint64_t>(dmabuf_bytes);
     import->size = g.needed;
     import->flags = flags;
@@ -589,12 +595,18 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         icd_g.row_pitch = tiled_state->shadow_pitch;
         icd_g.needed = size_t{tiled_state->shadow_pitch} * desc->image_height;
         i915::BltImport dmabuf_gem;
-        if (int err = i915::blt_import_of(*import, *tiled_state->engine, &dmabuf_gem); err != 0)
+        if (int err = i915::blt_import_of(*import, *tiled_state->engine, &dmabuf_gem); err == -EXDEV) {
+            const i915::Gen9Info &node = tiled_state->engine->device_info();
+            return fail(errcode_ret, CL_INVALID_OPERATION,
+                        "a tiled import needs the blitter, which takes only its own GPU's dma-bufs: " +
+                            i915::exporter_mismatch(*import, node, i915::node_rdev(node)));
+        } else if (err != 0) {
             return fail(errcode_ret, CL_INVALID_OPERATION,
                         "the blitter cannot import dma-buf fd " + std::to_string(props.fd) + " (PRIME_FD_TO_HANDLE: " +
                             std::strerror(-err) + ")");
+        }
         import->tiled = std::move(tiled_state);
-    } else if (int err = map_dmabuf(*import, props.fd, end, flags); err != 0) {
+    } else if (int err = map_dmabuf(*import, import->fd, end, flags); err != 0) {
         return fail(errcode_ret, CL_INVALID_PROPERTY,
                     "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(err));
     }
@@ -603,6 +615,20 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
 
     std::string note;
     cl_uint route = preferred_route(devices, desc->image_type, icd_g, reinterpret_cast<uintptr_t>(pixels), &note);
+    // The route probe below runs on ordinary memory; whether the ICD uses
+    // this exporter's pages in place is the buffer check's answer (an ICD
+    // that copies PFNMAP buffers copies them under an image too).
+    if (route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF && strategy_choice() == StrategyChoice::automatic && !tiled_state &&
+        !import->tiled) {
+        for (cl_device_id d : devices) {
+            if (check_buffer_zero_copy(context, d, import->exporter, import->fd) == ZeroCopyVerdict::copies) {
+                note = std::string("the ICD keeps its own copy of ") + exporter_kind_name(import->exporter) +
+                       " dma-bufs";
+                route = CL_DMA_BUF_ROUTE_COPY_CLDMABUF;
+                break;
+            }
+        }
+    }
     if (route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF && strategy_choice() == StrategyChoice::automatic &&
         desc->image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER) {
         for (cl_device_id d : devices) {
@@ -685,6 +711,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         next().clReleaseMemObject(buffer);  // the image keeps it alive
     }
     imports().add(import);
+    dup_guard.import = nullptr;  // the destructor callbacks close it now
 
     stats().imports++;
     if (import->tiled) {

@@ -11,9 +11,11 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
+#include "layer/ext/exporter.hpp"
 #include "layer/ext/mapping_cache.hpp"
 #include "layer/ext/native_import.hpp"
 #include "layer/ext/properties.hpp"
+#include "layer/ext/zero_copy_check.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/stats.hpp"
@@ -53,10 +55,14 @@ cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
 int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags) {
     const long page = sysconf(_SC_PAGESIZE);
     const size_t len = (bytes + page - 1) / page * page;
-    void *map = acquire_mapping(fd, len, true, &import.mapping_len);
-    import.mapped_writable = map != MAP_FAILED;
-    if (map == MAP_FAILED && (flags & CL_MEM_READ_ONLY)) map = acquire_mapping(fd, len, false, &import.mapping_len);
+    // A CL_MEM_READ_ONLY object is only read by devices: the layer's mapping
+    // (which the ICD uses in place) is read-only too, so nothing through it
+    // can write the producer's buffer.  The copy strategy never writes such
+    // an object back (acquire_release.cpp skips CL_MEM_READ_ONLY on release).
+    const bool writable = !(flags & CL_MEM_READ_ONLY);
+    void *map = acquire_mapping(fd, len, writable, &import.mapping_len);
     if (map == MAP_FAILED) return errno;
+    import.mapped_writable = writable;
     import.mapping = map;
     return 0;
 }
@@ -65,6 +71,17 @@ void unmap_dmabuf(Import &import, bool keep) {
     if (!import.mapping) return;
     release_mapping(import.mapping, import.mapping_len, keep);
     import.mapping = nullptr;
+}
+
+cl_device_id root_device_of(cl_device_id device) {
+    for (int depth = 0; depth < 8; ++depth) {
+        cl_device_id parent = nullptr;
+        if (next().clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, nullptr) != CL_SUCCESS ||
+            !parent)
+            return device;
+        device = parent;
+    }
+    return device;
 }
 
 bool device_in(const std::vector<cl_device_id> &list, cl_device_id device) {
@@ -106,20 +123,27 @@ void CL_CALLBACK on_import_destroyed(cl_mem mem, void *) {
         import->backend.reset();  // GEM handle etc.
     }
     const size_t mapped = import->mapping_len;
+    const int dup = import->fd, app = import->app_fd;
     unmap_dmabuf(*import);
-    kernel().close(import->fd);
-    LOG_DEBUG("import %p destroyed: released the mapping (%zu bytes), closed fd %d", static_cast<void *>(mem),
-              mapped, import->fd);
+    const bool closed_app = close_import_fds(*import);
+    LOG_DEBUG("import %p destroyed: released the mapping (%zu bytes), closed the layer's fd %d%s%d",
+              static_cast<void *>(mem), mapped, dup,
+              closed_app ? " and the application's fd " : "; left the application's number alone: ", app);
 }
 
-ImportStrategy pick_strategy(const std::vector<cl_device_id> &devices) {
+ImportStrategy pick_strategy(const Import &import) {
     switch (strategy_choice()) {
     case StrategyChoice::copy: return ImportStrategy::copy;
     case StrategyChoice::zero_copy: return ImportStrategy::zero_copy;
     case StrategyChoice::automatic: break;
     }
-    for (cl_device_id d : devices)
+    for (cl_device_id d : import.devices)
         if (!device_shares_host_memory(d)) return ImportStrategy::copy;
+    // The device's claim is necessary, not sufficient: check that the ICD
+    // really uses a mapping of this kind of dma-buf in place.
+    for (cl_device_id d : import.devices)
+        if (check_buffer_zero_copy(import.context, d, import.exporter, import.fd) == ZeroCopyVerdict::copies)
+            return ImportStrategy::copy;
     return ImportStrategy::zero_copy;
 }
 
@@ -161,19 +185,26 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
                         std::to_string(dmabuf_bytes) + " bytes)");
 
     auto import = std::make_shared<Import>();
+    // From here the layer works on its own duplicate; the application's
+    // number is only recorded (closed on destroy if it is still this dma-buf).
+    if (int err = adopt_dmabuf_fd(*import, props.fd); err != 0)
+        return fail(errcode_ret, CL_OUT_OF_RESOURCES,
+                    "cannot duplicate dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(-err));
+    set_exporter(*import, identify_exporter(import->fd));
     import->context = context;
-    import->fd = props.fd;
     import->dmabuf_size = static_cast<uint64_t>(dmabuf_bytes);
     import->size = size;
     import->flags = flags;
     import->properties = std::move(props.original);
     import->device_list_given = props.has_device_list;
     import->devices = props.has_device_list ? props.devices : ctx_devices;
-    import->strategy = pick_strategy(import->devices);
+    import->strategy = pick_strategy(*import);
 
-    if (int err = map_dmabuf(*import, props.fd, size, flags); err != 0)
+    if (int err = map_dmabuf(*import, import->fd, size, flags); err != 0) {
+        drop_dmabuf_dup(*import);
         return fail(errcode_ret, CL_INVALID_PROPERTY,
                     "cannot map dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(err));
+    }
     void *map = import->mapping;
 
     const cl_mem_properties *icd_props = props.passthrough.empty() ? nullptr : props.passthrough.data();
@@ -192,6 +223,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
         mem = next().clCreateBuffer(context, icd_flags, size, map, &err);
     if (!mem) {
         unmap_dmabuf(*import, false);
+        drop_dmabuf_dup(*import);
         return fail(errcode_ret, err, "the ICD refused the buffer (error " + std::to_string(err) + ")");
     }
     import->mem = mem;
@@ -200,6 +232,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
         imports().remove(mem);
         next().clReleaseMemObject(mem);
         unmap_dmabuf(*import, false);
+        drop_dmabuf_dup(*import);
         return fail(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
     }
 
@@ -211,9 +244,9 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
         stats().copy_imports++;
         stats().host_bytes_copied += size;
     }
-    LOG_INFO("imported dma-buf fd %d (%zu of %lld bytes) as %p, %s", props.fd, size,
-             static_cast<long long>(dmabuf_bytes), static_cast<void *>(mem),
-             import->strategy == ImportStrategy::zero_copy ? "zero-copy" : "device copy");
+    LOG_INFO("imported dma-buf fd %d (%zu of %lld bytes, %s, layer fd %d) as %p, %s", props.fd, size,
+             static_cast<long long>(dmabuf_bytes), describe_exporter(*import).c_str(), import->fd,
+             static_cast<void *>(mem), import->strategy == ImportStrategy::zero_copy ? "zero-copy" : "device copy");
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
 }

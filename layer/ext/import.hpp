@@ -31,6 +31,21 @@ void unmap_dmabuf(Import &import, bool keep = true);
 // spec's code through errcode_ret.  Returns NULL for the caller to return.
 cl_mem refuse_import(cl_int *errcode_ret, cl_int err, const char *what, const std::string &why);
 
+// A CL_MEM_READ_ONLY import (or a sub-buffer of one) that the ICD uses in
+// place over the layer's read-only mapping: host-enqueued writes into it
+// (write, fill, a copy into it, a CL_MAP_WRITE map) would make the ICD write
+// read-only memory, so they must be refused with CL_INVALID_OPERATION
+// (layer/ext/read_only_guard.cpp).
+bool import_refuses_host_writes(cl_mem mem);
+// Wraps the write, fill, copy and map slots of `table` as they are when
+// called: install after every other override of those slots.
+void install_read_only_guard(cl_icd_dispatch &table);
+
+// The root device of `device` (itself unless a sub-device).  Root devices
+// live as long as their platform, so their handles are a stable cache key;
+// a released sub-device's address may be handed to another device.
+cl_device_id root_device_of(cl_device_id device);
+
 // Devices of a context, through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 

@@ -73,7 +73,9 @@ void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len) {
     if (cacheable) {
         std::lock_guard lock(c.mu);
         for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-            if (it->dev != st.st_dev || it->ino != st.st_ino || it->len < len || (writable && !it->writable))
+            // Protection must match both ways: a read-only object's mapping
+            // stays read-only (no write through the ICD reaches the dma-buf).
+            if (it->dev != st.st_dev || it->ino != st.st_ino || it->len < len || writable != it->writable)
                 continue;
             if (it->users++ == 0) c.stats.idle_bytes -= it->len;
             c.stats.hits++;

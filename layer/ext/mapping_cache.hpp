@@ -27,7 +27,8 @@ struct MappingCacheStats {
 };
 
 // A mapping of at least `len` bytes of dma-buf `fd` from offset 0:
-// read/write when `writable`, else read-only.  Returns MAP_FAILED with errno
+// read/write when `writable`, else read-only (a cached mapping is reused
+// only with the same protection).  Returns MAP_FAILED with errno
 // set when mmap fails.  *mapped_len receives the length to hand back.
 void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len);
 // Hands a mapping back: kept idle within the budget when `keep`, else

@@ -2,19 +2,55 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "layer/dispatch.hpp"
+#include "layer/ext/exporter.hpp"
+#include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 
 namespace cldmabuf::i915 {
 
 BltBackend::~BltBackend() {
     if (engine && error == 0) engine->release(imp);
+}
+
+dev_t node_rdev(const Gen9Info &node) {
+    struct stat st {};
+    return kernel().stat(node.path.c_str(), &st) == 0 ? st.st_rdev : 0;
+}
+
+std::string exporter_mismatch(const Import &import, const Gen9Info &node, dev_t rdev) {
+    const std::string blitter = "the blitter's GPU is " + node.path + (node.has_pci ? " at " + pci_text(node.pci) : "");
+    const std::string buffer = "dma-buf fd " + std::to_string(import.app_fd) + " is exported by ";
+    if (import.exporter != ExporterKind::i915) {
+        std::string what = exporter_kind_name(import.exporter);
+        if (import.exporter == ExporterKind::other) what += " \"" + import.exporter_name + "\"";
+        return buffer + what + ", " + blitter;
+    }
+    if (import.exporter_rdev == 0 || rdev == 0)
+        return buffer + "an i915 device that cannot be named (not exactly one i915 node), " + blitter;
+    if (import.exporter_rdev != rdev) return buffer + "i915 at " + import.exporter_node + ", " + blitter;
+    return {};
+}
+
+bool blt_any_exporter() {
+    static const bool any = [] {
+        const char *v = std::getenv("CLDMABUF_BLT_EXPORTERS");
+        if (!v || !*v || !std::strcmp(v, "own")) return false;
+        if (!std::strcmp(v, "any")) return true;
+        LOG_WARN("CLDMABUF_BLT_EXPORTERS=%s is not own or any: own", v);
+        return false;
+    }();
+    return any;
 }
 
 int blt_import_of(Import &import, BltEngine &engine, BltImport *out) {
@@ -24,10 +60,21 @@ int blt_import_of(Import &import, BltEngine &engine, BltImport *out) {
         if (import.backend) return -EBUSY;  // another backend owns the slot
         auto fresh = std::make_unique<BltBackend>();
         fresh->engine = &engine;
-        fresh->error = engine.import(import.fd, 0, &fresh->imp);
-        if (fresh->error != 0)
-            LOG_WARN("blitter: PRIME import of dma-buf fd %d failed (%d); copies of %p go to the ICD", import.fd,
-                     fresh->error, static_cast<void *>(import.mem));
+        const Gen9Info &node = engine.device_info();
+        std::string why = blt_any_exporter() ? std::string() : exporter_mismatch(import, node, node_rdev(node));
+        if (!why.empty()) {
+            // i915 would import another device's (or a heap's) dma-buf too,
+            // but that memory is not this GPU's to copy: the ICD does it.
+            fresh->error = -EXDEV;
+            // An import still being made (a tiled image) reports the refusal itself.
+            if (import.mem)
+                LOG_WARN("blitter: copies of %p go to the ICD: %s", static_cast<void *>(import.mem), why.c_str());
+        } else {
+            fresh->error = engine.import(import.fd, 0, &fresh->imp);
+            if (fresh->error != 0)
+                LOG_WARN("blitter: PRIME import of dma-buf fd %d failed (%d); copies of %p go to the ICD",
+                         import.fd, fresh->error, static_cast<void *>(import.mem));
+        }
         state = fresh.get();
         import.backend = std::move(fresh);
     }
@@ -72,10 +119,25 @@ DeviceFacts facts_of(cl_device_id device, bool *ok) {
 
 }  // namespace
 
-const char *blt_device_mismatch(cl_device_id device) {
+// A sub-device answers as its root device: the same PCI function.  Root
+// devices live as long as their platform, so their handles are a key that no
+// other device can take over; a released sub-device's address can.
+cl_device_id root_device(cl_device_id device) {
+    for (int depth = 0; depth < 8; ++depth) {
+        cl_device_id parent = nullptr;
+        if (next().clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, nullptr) != CL_SUCCESS ||
+            !parent)
+            return device;
+        device = parent;
+    }
+    return device;
+}
+
+const char *blt_device_mismatch(cl_device_id queue_device) {
     static std::mutex mu;
     // A deque keeps each reason at its address while more devices are added.
     static std::deque<std::pair<cl_device_id, std::string>> cache;
+    const cl_device_id device = root_device(queue_device);
     {
         std::lock_guard lock(mu);
         for (const auto &[d, why] : cache)

@@ -28,8 +28,21 @@ struct BltBackend final : BackendState {
     ~BltBackend() override;
 };
 
-// The GEM import of `import` on `engine`: 0 and *out, or the cached -errno.
+// The GEM import of `import` on `engine`: 0 and *out, or the cached -errno
+// (-EXDEV: the dma-buf is not the blitter's GPU's own, exporter_mismatch).
 int blt_import_of(Import &import, BltEngine &engine, BltImport *out);
+
+// Why the blitter on `node` (st_rdev `rdev`, 0 if unknown) must not take
+// `import`'s dma-buf, naming both sides, or empty: only an i915 export whose
+// exporting node is known (layer/ext/exporter.hpp) and is `node` itself.
+std::string exporter_mismatch(const Import &import, const Gen9Info &node, dev_t rdev);
+// CLDMABUF_BLT_EXPORTERS=own (default) | any.  `any` lets the blitter take
+// every dma-buf its node can PRIME-import (e.g. system-heap memory on an
+// integrated GPU, which is host RAM): an explicit opt-in, used by the VM
+// lane to run the virtual Gen9's blitter over real heap buffers.
+bool blt_any_exporter();
+// st_rdev of the node, through the kernel seam; 0 if it cannot be stat'ed.
+dev_t node_rdev(const Gen9Info &node);
 
 // What the layer knows of an OpenCL device when it pairs it with the node.
 struct DeviceFacts {
@@ -48,8 +61,8 @@ struct DeviceFacts {
 std::string device_mismatch(const DeviceFacts &facts, const Gen9Info &node);
 
 // device_mismatch for `device` against BltEngine::instance()'s node, asked
-// of the ICD once per device and cached; the first mismatch of a device is
-// logged once.  nullptr when it matches, else the reason (stable storage).
+// of the ICD once per root device (a sub-device answers as its root) and
+// cached; the first mismatch of a device is logged once.  nullptr when it matches, else the reason (stable storage).
 const char *blt_device_mismatch(cl_device_id device);
 
 // ---- argument checks (OpenCL 3.0, clEnqueueCopyBuffer / CopyBufferRect) ----

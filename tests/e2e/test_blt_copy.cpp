@@ -688,6 +688,16 @@ void expect_good_copy(const ClEnv &env, Imported &a, Imported &b, uint32_t value
 // after clFinish; the layer closes the dma-buf fds then.
 void settle() {
     for (int i = 0; i < 200 && sim().now().live_dmabuf_fds != 0; ++i) usleep(5000);
+    // The sim forgets a dma-buf fd just before the real close(2), which the
+    // layer's destructor callback may still be making on the ICD's thread:
+    // wait (bounded) until the fd count holds still.
+    int last = count_open_fds();
+    for (int i = 0, same = 0; i < 200 && same < 3; ++i) {
+        usleep(2000);
+        const int now = count_open_fds();
+        same = now == last ? same + 1 : 0;
+        last = now;
+    }
 }
 
 int fence_timeout_ms() {

@@ -446,6 +446,48 @@ TEST_CASE("PRIME: round trip gives the same handle; errors follow dma_buf_get", 
     gem_close(d.fd, h);
 }
 
+namespace {
+std::string read_text(const std::string &path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "<" + std::string(strerror(errno)) + ">";
+    std::string text;
+    char buf[512];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, (size_t)n);
+    close(fd);
+    return text;
+}
+}  // namespace
+
+TEST_CASE("dma-buf emulation: fdinfo names the exporter i915, like i915_gem_prime_export", "[prime]") {
+    Fresh fresh;
+    Dev d;
+    uint32_t h = gem_create(d.fd, 2 * 4096);
+    int fd = prime_export(d.fd, h);
+    const std::string self = read_text("/proc/self/fdinfo/" + std::to_string(fd));
+    CHECK(self.find("exp_name:\ti915\n") != std::string::npos);
+    CHECK(self.find("size:\t8192\n") != std::string::npos);
+    // The same through the pid, and through a dup (the layer reads its own dup's).
+    CHECK(read_text("/proc/" + std::to_string(getpid()) + "/fdinfo/" + std::to_string(fd)) == self);
+    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    REQUIRE(dup_fd >= 0);
+    CHECK(read_text("/proc/self/fdinfo/" + std::to_string(dup_fd)).find("exp_name:\ti915\n") != std::string::npos);
+    // Tests play another exporter; a reset restores i915.
+    vgen9_set_export_name("system");
+    CHECK(read_text("/proc/self/fdinfo/" + std::to_string(fd)).find("exp_name:\tsystem\n") != std::string::npos);
+    vgen9_reset();
+    CHECK(read_text("/proc/self/fdinfo/" + std::to_string(fd)).find("exp_name:\ti915\n") != std::string::npos);
+    // Anything else is the kernel's: a memfd's fdinfo has no exp_name.
+    int memfd = memfd_create("not-a-dmabuf", MFD_CLOEXEC);
+    REQUIRE(memfd >= 0);
+    const std::string plain = read_text("/proc/self/fdinfo/" + std::to_string(memfd));
+    CHECK(plain.find("pos:") != std::string::npos);
+    CHECK(plain.find("exp_name:") == std::string::npos);
+    close(memfd);
+    close(dup_fd);
+    close(fd);
+    gem_close(d.fd, h);
+}
+
 TEST_CASE("dma-buf emulation: lseek, fstatfs, mmap, SYNC flag checks", "[prime]") {
     Fresh fresh;
     Dev d;

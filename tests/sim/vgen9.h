@@ -69,6 +69,10 @@ int vgen9_drain(void);
  * the queue, zeroes the batch counters. */
 void vgen9_reset(void);
 void vgen9_stats(struct vgen9_stats *out);
+/* The exp_name that /proc/self/fdinfo/<fd> reports for the sim's dma-bufs
+ * (default "i915", as i915_gem_prime_export; NULL restores it): tests play
+ * another exporter ("system", "udmabuf") with it.  Reset by vgen9_reset(). */
+void vgen9_set_export_name(const char *name);
 /* Toggle event logging at run time. */
 void vgen9_set_log(int on);
 

@@ -1333,6 +1333,23 @@ bool handle_fstatfs(int fd, struct statfs *buf) {
     return true;
 }
 
+// The exporter name fdinfo reports for the sim's dma-bufs: "i915", like
+// i915_gem_prime_export; tests set another to play a foreign exporter.
+std::string g_export_name = "i915";  // under S().mu
+
+bool dmabuf_fdinfo(int fd, std::string *out) {
+    State &s = S();
+    std::lock_guard<std::mutex> l(s.mu);
+    auto it = s.dmabuf_fds.find(fd);
+    if (it == s.dmabuf_fds.end() || it->second->foreign) return false;  // a real dma-buf: the kernel answers
+    char text[256];
+    snprintf(text, sizeof text, "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t%lu\nsize:\t%llu\ncount:\t1\n"
+             "exp_name:\t%s\nname:\t\n",
+             (unsigned long)it->second->ino, (unsigned long long)it->second->size, g_export_name.c_str());
+    *out = text;
+    return true;
+}
+
 bool handle_fstat(int fd, struct stat *st) {
     State &s = S();
     std::lock_guard<std::mutex> l(s.mu);
@@ -1502,10 +1519,17 @@ __attribute__((visibility("default"))) int vgen9_drain(void) {
     return 0;
 }
 
+__attribute__((visibility("default"))) void vgen9_set_export_name(const char *name) {
+    State &s = S();
+    std::lock_guard<std::mutex> l(s.mu);
+    g_export_name = name && *name ? name : "i915";
+}
+
 __attribute__((visibility("default"))) void vgen9_reset(void) {
     State &s = S();
     {
         std::lock_guard<std::mutex> l(s.mu);
+        g_export_name = "i915";
         std::lock_guard<std::mutex> q(s.qmu);
         s.cfg.fails.clear();
         s.cfg.hang_next = 0;

@@ -282,8 +282,35 @@ int content_fd(const std::string &data) {
     return fd;
 }
 
+// /proc/self/fdinfo/N or /proc/<our pid>/fdinfo/N: N, else -1.
+int fdinfo_fd(const char *path) {
+    if (!path || strncmp(path, "/proc/", 6)) return -1;
+    const char *p = path + 6;
+    const std::string pid = std::to_string(getpid()) + "/";
+    if (!strncmp(p, "self/", 5)) p += 5;
+    else if (!strncmp(p, pid.c_str(), pid.size())) p += pid.size();
+    else return -1;
+    if (strncmp(p, "fdinfo/", 7)) return -1;
+    p += 7;
+    char *end = nullptr;
+    const long fd = strtol(p, &end, 10);
+    return end != p && *end == 0 && fd >= 0 && fd < INT_MAX ? (int)fd : -1;
+}
+
 // 1 handled (fd in *out or -1/errno), 0 not ours
 int fake_open(const char *path, int flags, int *out) {
+    // A dma-buf's fdinfo names its exporter (dma_buf_show_fdinfo); the
+    // sim's exports are memfds underneath, whose real fdinfo has no exp_name.
+    if (int fd = fdinfo_fd(path); fd >= 0) {
+        std::string text;
+        if (!dmabuf_fdinfo(fd, &text)) return 0;
+        *out = content_fd(text);
+        if (*out >= 0 && !(flags & O_CLOEXEC)) {
+            int fl = real().fcntl(*out, F_GETFD);
+            real().fcntl(*out, F_SETFD, fl & ~FD_CLOEXEC);
+        }
+        return 1;
+    }
     if (!maybe_ours(path)) return 0;
     std::string c = resolve(path, true);
     if (c == node_path()) {

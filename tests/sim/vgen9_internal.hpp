@@ -60,6 +60,9 @@ void on_munmap(void *addr, size_t len);
 bool handle_lseek(int fd, off_t off, int whence, off_t *ret);
 // fstatfs: true if handled (exported dma-bufs report DMA_BUF_MAGIC).
 bool handle_fstatfs(int fd, struct statfs *buf);
+// /proc/self/fdinfo/<fd> of a dma-buf the sim exported: true and the text
+// the kernel would print (dma_buf_show_fdinfo: size, count, exp_name).
+bool dmabuf_fdinfo(int fd, std::string *out);
 // fstat of a device fd: true if handled (character device 226:minor).
 bool handle_fstat(int fd, struct stat *st);
 // poll/ppoll with dma-buf emulation. timeout_ns < 0 = infinite.

@@ -1,0 +1,99 @@
+#include "layer/ext/zero_copy_check.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/ext/exporter.hpp"
+#include "layer/ext/import.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+
+namespace cldmabuf {
+namespace {
+
+enum class Mode { on, off, fail };
+
+Mode mode() {
+    static const Mode m = [] {
+        const char *v = std::getenv("CLDMABUF_ZERO_COPY_CHECK");
+        if (!v || !*v || !std::strcmp(v, "on")) return Mode::on;
+        if (!std::strcmp(v, "off")) return Mode::off;
+        if (!std::strcmp(v, "fail")) return Mode::fail;
+        LOG_WARN("CLDMABUF_ZERO_COPY_CHECK=%s is not on, off or fail: on", v);
+        return Mode::on;
+    }();
+    return m;
+}
+
+constexpr size_t kProbeBytes = 64;  // clEnqueueFillBuffer's largest pattern is 128 bytes
+
+ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void *map = kernel().mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return ZeroCopyVerdict::unknown;  // e.g. a read-only fd
+    auto *bytes = static_cast<unsigned char *>(map);
+    unsigned char saved[kProbeBytes], pattern[kProbeBytes];
+    dmabuf_sync(fd, DMABUF_SYNC_READ | DMABUF_SYNC_START);
+    std::memcpy(saved, bytes, kProbeBytes);
+    dmabuf_sync(fd, DMABUF_SYNC_READ | DMABUF_SYNC_END);
+    for (size_t i = 0; i < kProbeBytes; ++i) pattern[i] = static_cast<unsigned char>(~saved[i]);
+
+    ZeroCopyVerdict verdict = ZeroCopyVerdict::unknown;
+    cl_int err = CL_SUCCESS;
+    cl_mem buffer = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kProbeBytes, map, &err);
+    cl_command_queue queue =
+        buffer ? next().clCreateCommandQueueWithProperties(context, device, nullptr, &err) : nullptr;
+    if (queue &&
+        next().clEnqueueFillBuffer(queue, buffer, pattern, kProbeBytes, 0, kProbeBytes, 0, nullptr, nullptr) ==
+            CL_SUCCESS &&
+        next().clFinish(queue) == CL_SUCCESS) {
+        dmabuf_sync(fd, DMABUF_SYNC_READ | DMABUF_SYNC_START);
+        verdict = std::memcmp(bytes, pattern, kProbeBytes) == 0 ? ZeroCopyVerdict::in_place : ZeroCopyVerdict::copies;
+        dmabuf_sync(fd, DMABUF_SYNC_READ | DMABUF_SYNC_END);
+    }
+    if (queue) next().clReleaseCommandQueue(queue);
+    if (buffer) next().clReleaseMemObject(buffer);
+    // Nothing was enqueued that is still pending (clFinish above, or nothing
+    // enqueued at all): the ICD is done with the page.  Restore the bytes
+    // whatever happened, a copying ICD may write its copy back on release.
+    dmabuf_sync(fd, DMABUF_SYNC_WRITE | DMABUF_SYNC_START);
+    if (std::memcmp(bytes, saved, kProbeBytes) != 0) std::memcpy(bytes, saved, kProbeBytes);
+    dmabuf_sync(fd, DMABUF_SYNC_WRITE | DMABUF_SYNC_END);
+    kernel().munmap(map, page);
+    if (verdict == ZeroCopyVerdict::unknown)
+        LOG_WARN("zero-copy check on device %p: the ICD refused the probe (error %d)", static_cast<void *>(device), err);
+    return verdict;
+}
+
+}  // namespace
+
+ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, ExporterKind exporter, int fd) {
+    if (mode() == Mode::off) return ZeroCopyVerdict::in_place;
+    static std::mutex mu;
+    static std::map<std::pair<cl_device_id, ExporterKind>, ZeroCopyVerdict> cache;
+    const auto key = std::make_pair(root_device_of(device), exporter);
+    {
+        std::lock_guard lock(mu);
+        if (auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    ZeroCopyVerdict verdict = run_check(context, device, fd);
+    if (mode() == Mode::fail && verdict != ZeroCopyVerdict::unknown) verdict = ZeroCopyVerdict::copies;
+    if (verdict == ZeroCopyVerdict::unknown) return verdict;  // not cached: a later import may be checkable
+    LOG_INFO("zero-copy check on device %p for %s dma-bufs: %s", static_cast<void *>(device),
+             exporter_kind_name(exporter),
+             verdict == ZeroCopyVerdict::in_place ? "the ICD uses the mapping in place"
+                                                  : "the ICD keeps its own copy: imports are device copies");
+    std::lock_guard lock(mu);
+    cache.emplace(key, verdict);
+    return verdict;
+}
+
+}  // namespace cldmabuf
