@@ -124,6 +124,24 @@ cl_int CL_API_CALL finish(cl_command_queue queue) {
     return failed == CL_OUT_OF_HOST_MEMORY ? CL_OUT_OF_HOST_MEMORY : CL_OUT_OF_RESOURCES;
 }
 
+// A new queue may get the handle of one released with a failure still
+// latched (the ICD's count at release can include its own references, so the
+// release below cannot always tell): it starts clean.
+cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context context, cl_device_id device,
+                                                                  const cl_queue_properties *properties,
+                                                                  cl_int *errcode_ret) {
+    cl_command_queue queue = next().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    if (queue && any_queue_failure()) forget_queue(queue);
+    return queue;
+}
+
+cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_id device,
+                                                  cl_command_queue_properties properties, cl_int *errcode_ret) {
+    cl_command_queue queue = next().clCreateCommandQueue(context, device, properties, errcode_ret);
+    if (queue && any_queue_failure()) forget_queue(queue);
+    return queue;
+}
+
 cl_int CL_API_CALL release_command_queue(cl_command_queue queue) {
     if (any_queue_failure()) {
         cl_uint refs = 0;
@@ -145,6 +163,8 @@ void install_event_overrides(cl_icd_dispatch &table) {
     table.clGetEventProfilingInfo = get_event_profiling_info;
     table.clFinish = finish;
     table.clReleaseCommandQueue = release_command_queue;
+    table.clCreateCommandQueue = create_command_queue;
+    table.clCreateCommandQueueWithProperties = create_command_queue_with_properties;
 }
 
 }  // namespace cldmabuf
