@@ -133,7 +133,8 @@ void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_d
     // NVIDIA calls the callback of a terminated command with CL_COMPLETE:
     // the event's own status says whether an earlier command failed.
     cl_int actual = status;
-    if (status >= 0 && next().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof actual, &actual,
+    if (status >= 0 && pending->mode == FailureMode::propagate &&
+        next().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof actual, &actual,
                                              nullptr) != CL_SUCCESS)
         actual = status;
     // Never block in an ICD callback thread: hand the work to the queue's worker.
