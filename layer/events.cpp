@@ -1,8 +1,14 @@
-// Events of the layer's own commands: the command type the spec names and
-// the error status of host work that failed (see EventTypeRegistry).  The
-// overrides look at the side table only while it is non-empty.
+// Events of the layer's own commands: the command type the spec names, the
+// error status of host work that failed and the step's profiling timestamps
+// (see EventTypeRegistry), plus clFinish reporting a failed layer step of the
+// queue (layer/failed_events.hpp).  The overrides look at the side tables
+// only while they are non-empty: one relaxed load on every other call.
+#include <cstring>
+
 #include "layer/dispatch.hpp"
+#include "layer/failed_events.hpp"
 #include "layer/registry.hpp"
+#include "layer/worker.hpp"
 
 namespace cldmabuf {
 
@@ -47,12 +53,118 @@ cl_int CL_API_CALL wait_for_events(cl_uint num_events, const cl_event *events) {
     return err;
 }
 
+// A layer step's event on an ICD that calls callbacks of failed commands
+// with CL_COMPLETE (NVIDIA), or never learns of the failure (side-table
+// mode): the callback receives the status the layer recorded.  The event is
+// retained until the callback ran, so its side-table entry outlives an
+// application release in between.
+struct CallbackHop {
+    void(CL_CALLBACK *notify)(cl_event, cl_int, void *);
+    void *user_data;
+};
+
+void CL_CALLBACK hop(cl_event event, cl_int status, void *data) {
+    auto *h = static_cast<CallbackHop *>(data);
+    cl_int failed_status;
+    if (status >= 0 && event_types().failed(event, &failed_status)) status = failed_status;
+    h->notify(event, status, h->user_data);
+    delete h;
+    // Not released inside the ICD's callback: on a worker of its own.
+    post_to_worker(reinterpret_cast<const void *>(&hop), [event] {
+        release_layer_event(event);
+        next().clReleaseEvent(event);
+    });
+}
+
+cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type, void(CL_CALLBACK *notify)(cl_event, cl_int, void *),
+                                      void *user_data) {
+    if (event_types().empty() || type != CL_COMPLETE || !notify || !event_types().contains(event))
+        return next().clSetEventCallback(event, type, notify, user_data);
+    auto *h = new CallbackHop{notify, user_data};
+    next().clRetainEvent(event);
+    cl_int err = next().clSetEventCallback(event, type, hop, h);
+    if (err != CL_SUCCESS) {
+        delete h;
+        next().clReleaseEvent(event);
+    }
+    return err;
+}
+
+// The barrier's own timestamps miss the host work (and are all 0 on NVIDIA
+// CUDA): answer with the step's (layer/step_times.hpp) once it completed.
+cl_int CL_API_CALL get_event_profiling_info(cl_event event, cl_profiling_info name, size_t size, void *value,
+                                            size_t *size_ret) {
+    StepTimes t;
+    if (event_types().empty() || name < CL_PROFILING_COMMAND_QUEUED || name > CL_PROFILING_COMMAND_COMPLETE ||
+        !event_types().times(event, &t))
+        return next().clGetEventProfilingInfo(event, name, size, value, size_ret);
+    cl_int status = CL_QUEUED;
+    if (next().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+        CL_SUCCESS)
+        return CL_INVALID_EVENT;
+    if (status > CL_COMPLETE) return CL_PROFILING_INFO_NOT_AVAILABLE;
+    if (value && size < sizeof(cl_ulong)) return CL_INVALID_VALUE;
+    const cl_ulong answer = name == CL_PROFILING_COMMAND_QUEUED   ? t.queued
+                            : name == CL_PROFILING_COMMAND_SUBMIT ? t.submit
+                            : name == CL_PROFILING_COMMAND_START  ? t.start
+                                                                  : t.end;  // END and COMPLETE
+    if (value) std::memcpy(value, &answer, sizeof answer);
+    if (size_ret) *size_ret = sizeof answer;
+    return CL_SUCCESS;
+}
+
+// clFinish waits for the barriers, hence for the steps' work; the first layer
+// step that failed on the queue since the last clFinish is reported once,
+// as CL_OUT_OF_RESOURCES / CL_OUT_OF_HOST_MEMORY (the errors clFinish has).
+cl_int CL_API_CALL finish(cl_command_queue queue) {
+    cl_int err = next().clFinish(queue);
+    if (err != CL_SUCCESS || !any_queue_failure()) return err;
+    const cl_int failed = take_queue_failure(queue);
+    if (failed == 0) return err;
+    return failed == CL_OUT_OF_HOST_MEMORY ? CL_OUT_OF_HOST_MEMORY : CL_OUT_OF_RESOURCES;
+}
+
+// A new queue may get the handle of one released with a failure still
+// latched (the ICD's count at release can include its own references, so the
+// release below cannot always tell): it starts clean.
+cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context context, cl_device_id device,
+                                                                  const cl_queue_properties *properties,
+                                                                  cl_int *errcode_ret) {
+    cl_command_queue queue = next().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    if (queue && any_queue_failure()) forget_queue(queue);
+    return queue;
+}
+
+cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_id device,
+                                                  cl_command_queue_properties properties, cl_int *errcode_ret) {
+    cl_command_queue queue = next().clCreateCommandQueue(context, device, properties, errcode_ret);
+    if (queue && any_queue_failure()) forget_queue(queue);
+    return queue;
+}
+
+cl_int CL_API_CALL release_command_queue(cl_command_queue queue) {
+    if (any_queue_failure()) {
+        cl_uint refs = 0;
+        if (next().clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==
+                CL_SUCCESS &&
+            refs <= 1)
+            forget_queue(queue);  // the handle may be reused by the ICD after this
+    }
+    return next().clReleaseCommandQueue(queue);
+}
+
 }  // namespace
 
 void install_event_overrides(cl_icd_dispatch &table) {
     table.clGetEventInfo = get_event_info;
     table.clReleaseEvent = release_event;
     table.clWaitForEvents = wait_for_events;
+    table.clSetEventCallback = set_event_callback;
+    table.clGetEventProfilingInfo = get_event_profiling_info;
+    table.clFinish = finish;
+    table.clReleaseCommandQueue = release_command_queue;
+    table.clCreateCommandQueue = create_command_queue;
+    table.clCreateCommandQueueWithProperties = create_command_queue_with_properties;
 }
 
 }  // namespace cldmabuf

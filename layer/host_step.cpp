@@ -1,22 +1,52 @@
 #include "layer/host_step.hpp"
 
+#include <atomic>
 #include <mutex>
 #include <unordered_set>
 
 #include "layer/dispatch.hpp"
+#include "layer/failed_events.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
+#include "layer/step_times.hpp"
 #include "layer/worker.hpp"
 
 namespace cldmabuf {
 namespace {
 
+// The marker and the gate of a step, released once the ICD is done with them
+// (see release_step_events).  Two owners: the barrier's CL_COMPLETE callback
+// and the step's job on the worker.
+struct StepEvents {
+    cl_command_queue queue;
+    cl_event marker;
+    cl_event gate;
+    std::atomic<int> owners{2};
+    std::atomic<bool> released{false};
+};
+
+void release_events_once(StepEvents *events) {
+    if (events->released.exchange(true)) return;
+    next().clReleaseEvent(events->gate);
+    next().clReleaseEvent(events->marker);
+}
+
+void drop_owner(StepEvents *events) {
+    if (events->owners.fetch_sub(1) == 1) delete events;
+}
+
 struct PendingStep {
     std::function<cl_int(cl_int)> work;
+    cl_command_queue queue = nullptr;
+    FailureMode mode = FailureMode::sidetable;
     cl_event marker = nullptr;
     cl_event gate = nullptr;
+    cl_event barrier = nullptr;  // retained until the job finished
+    StepEvents *events = nullptr;
     std::vector<cl_mem> keep_alive;
     cl_event reported = nullptr;  // the step's event as the application holds it (retained)
+    cl_device_id profiled_device = nullptr;  // non-null on a profiling queue with an event
+    StepClock clock;
 };
 
 void release_all(const std::vector<cl_mem> &mems) {
@@ -33,24 +63,82 @@ bool claim(PendingStep *pending) {
     return pending_steps->erase(pending) == 1;
 }
 
-void CL_CALLBACK on_marker_complete(cl_event, cl_int status, void *user_data) {
+cl_ulong profiling_info(cl_event event, cl_profiling_info name) {
+    cl_ulong value = 0;
+    return next().clGetEventProfilingInfo(event, name, sizeof value, &value, nullptr) == CL_SUCCESS ? value : 0;
+}
+
+uint64_t device_now(cl_device_id device) {
+    if (!next().clGetDeviceAndHostTimer) return 0;
+    cl_ulong device_ts = 0, host_ts = 0;
+    return next().clGetDeviceAndHostTimer(device, &device_ts, &host_ts) == CL_SUCCESS ? device_ts : 0;
+}
+
+void run_step(PendingStep *pending, cl_int marker_status) {
+    StepClock &clock = pending->clock;
+    if (pending->profiled_device) {
+        clock.marker_queued = profiling_info(pending->marker, CL_PROFILING_COMMAND_QUEUED);
+        clock.marker_submit = profiling_info(pending->marker, CL_PROFILING_COMMAND_SUBMIT);
+        clock.marker_end = profiling_info(pending->marker, CL_PROFILING_COMMAND_END);
+        clock.device_start = device_now(pending->profiled_device);
+        clock.host_start = host_now_ns();
+    }
+    cl_int prior = marker_status < 0 ? marker_status : CL_SUCCESS;
+    // Side-table mode cannot stop the ICD's commands behind a failed step,
+    // but it keeps the layer's own later steps (syncs, blits, maps) of the
+    // queue off the buffers until clFinish has reported the failure.
+    if (prior == CL_SUCCESS && pending->mode == FailureMode::sidetable && queue_failure(pending->queue) < 0)
+        prior = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    const cl_int result = pending->work(prior);
+    if (pending->profiled_device) {
+        clock.device_end = clock.device_start ? device_now(pending->profiled_device) : 0;
+        clock.host_end = host_now_ns();
+        event_types().set_times(pending->reported, compose_step_times(clock));
+    }
+    // Recorded before the gate opens, so that a waiter or callback woken by
+    // it already sees the failure.
+    if (result != CL_SUCCESS) {
+        note_queue_failure(pending->queue, result);
+        if (pending->reported) event_types().set_failed(pending->reported, result);
+    }
+    // The work is done: let go of the objects before the gate opens, so that
+    // an application that released them and waits for the step (clFinish)
+    // finds them destroyed, as after any other command.
+    release_all(pending->keep_alive);
+    if (pending->reported) {
+        release_layer_event(pending->reported);
+        next().clReleaseEvent(pending->reported);
+    }
+    if (result != CL_SUCCESS && pending->mode == FailureMode::propagate) {
+        next().clSetUserEventStatus(pending->gate, result < 0 ? result : CL_OUT_OF_RESOURCES);
+        // Some ICDs never call the CL_COMPLETE callback of a terminated
+        // command (PoCL 3.1 and 5.0), so the gate and marker are released
+        // here once the barrier ended; it waits on nothing but the gate and
+        // the device commands behind it, all terminated now.
+        next().clWaitForEvents(1, &pending->barrier);
+        release_events_once(pending->events);
+    } else {
+        next().clSetUserEventStatus(pending->gate, CL_COMPLETE);
+    }
+    drop_owner(pending->events);
+    release_layer_event(pending->barrier);
+    next().clReleaseEvent(pending->barrier);
+    delete pending;
+}
+
+void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_data) {
     auto *pending = static_cast<PendingStep *>(user_data);
     if (!claim(pending)) return;
-    // Never block in an ICD callback thread: hand the work to our worker.
-    post_to_worker([pending, status] {
-        cl_int result = pending->work(status < 0 ? status : CL_SUCCESS);
-        // Record the failure before opening the gate, so that a waiter woken
-        // by the gate already sees it.  The gate itself always completes.
-        if (result != CL_SUCCESS && pending->reported) event_types().set_failed(pending->reported, result);
-        next().clSetUserEventStatus(pending->gate, CL_COMPLETE);
-        if (pending->reported) {
-            release_layer_event(pending->reported);
-            next().clReleaseEvent(pending->reported);
-        }
-        // The gate is released by the barrier's callback, not here.
-        release_all(pending->keep_alive);
-        delete pending;
-    });
+    if (pending->profiled_device) pending->clock.host_callback = host_now_ns();
+    // NVIDIA calls the callback of a terminated command with CL_COMPLETE:
+    // the event's own status says whether an earlier command failed.
+    cl_int actual = status;
+    if (status >= 0 && pending->mode == FailureMode::propagate &&
+        next().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof actual, &actual,
+                                             nullptr) != CL_SUCCESS)
+        actual = status;
+    // Never block in an ICD callback thread: hand the work to the queue's worker.
+    post_to_worker(pending->queue, [pending, actual] { run_step(pending, actual); });
 }
 
 // PoCL 3.1 takes no reference on a user event that a command waits on, and
@@ -58,17 +146,18 @@ void CL_CALLBACK on_marker_complete(cl_event, cl_int status, void *user_data) {
 // returns; so the gate lives until the barrier that waits on it completed.
 // The marker is kept as long: releasing it while PoCL's device thread is
 // still finishing it crashed PoCL 3.1 under MALLOC_PERTURB_.
-struct StepEvents {
-    cl_event marker;
-    cl_event gate;
-};
 void CL_CALLBACK release_step_events(cl_event, cl_int, void *data) {
     auto *events = static_cast<StepEvents *>(data);
-    post_to_worker([events] {
-        next().clReleaseEvent(events->gate);
-        next().clReleaseEvent(events->marker);
-        delete events;
+    post_to_worker(events->queue, [events] {
+        release_events_once(events);
+        drop_owner(events);
     });
+}
+
+bool profiling_queue(cl_command_queue queue) {
+    cl_command_queue_properties props = 0;
+    return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS &&
+           (props & CL_QUEUE_PROFILING_ENABLE);
 }
 
 }  // namespace
@@ -126,16 +215,32 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     }
 
     for (cl_mem m : step.keep_alive) next().clRetainMemObject(m);
-    auto *pending = new PendingStep{std::move(step.work), marker, gate, std::move(step.keep_alive), nullptr};
+    auto *pending = new PendingStep;
+    pending->work = std::move(step.work);
+    pending->queue = step.queue;
+    pending->mode = failure_mode(step.queue);
+    pending->marker = marker;
+    pending->gate = gate;
+    pending->barrier = barrier;
+    next().clRetainEvent(barrier);
+    pending->keep_alive = std::move(step.keep_alive);
     if (event) {
         // Registered before the work can run, so a failure has an entry to land in.
         event_types().add(barrier, step.type);
         next().clRetainEvent(barrier);
         pending->reported = barrier;
+        if (profiling_queue(step.queue)) {
+            cl_device_id device = nullptr;
+            if (next().clGetCommandQueueInfo(step.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) ==
+                CL_SUCCESS)
+                pending->profiled_device = device;
+            pending->clock.host_queued = host_now_ns();
+        }
     }
-    auto *step_events = new StepEvents{marker, gate};
+    auto *step_events = new StepEvents{step.queue, marker, gate};
+    pending->events = step_events;
     if (next().clSetEventCallback(barrier, CL_COMPLETE, release_step_events, step_events) != CL_SUCCESS)
-        delete step_events;  // never released then: a leak beats a use-after-free
+        step_events->owners = 1;  // never released then: a leak beats a use-after-free
     {
         std::lock_guard lock(pending_mutex);
         pending_steps->insert(pending);
@@ -146,11 +251,13 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         // Open the gate (the barrier's callback releases it); the command
         // itself is reported as not enqueued.
         next().clSetUserEventStatus(gate, CL_COMPLETE);
+        drop_owner(step_events);
         if (pending->reported) {
             event_types().remove(barrier);
             next().clReleaseEvent(barrier);
         }
-        next().clReleaseEvent(barrier);
+        next().clReleaseEvent(barrier);  // the pending step's reference
+        next().clReleaseEvent(barrier);  // the enqueue's
         release_all(pending->keep_alive);
         delete pending;
         return err;

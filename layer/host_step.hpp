@@ -11,7 +11,11 @@
 //
 // The barrier's event is the step's event; its CL_EVENT_COMMAND_TYPE is
 // reported as `type` by the layer.  work() returns CL_SUCCESS or a negative
-// status that becomes the user event's (and so the step's) error status.
+// status that becomes the step's error status: in the layer's side table
+// always, and in the user event U (so in the ICD's barrier and the commands
+// behind it) where the ICD handles failed user events (layer/failed_events.hpp).
+// Each command queue has its own worker thread (layer/worker.hpp): steps of
+// one queue run in order, a step stuck on a fence never delays another queue.
 #pragma once
 
 #include <functional>
@@ -26,8 +30,10 @@ struct HostStep {
     cl_uint num_events = 0;
     const cl_event *wait_list = nullptr;
     cl_command_type type = 0;  // reported for the returned event (0: leave the ICD's)
-    // Runs on the layer's worker once the marker completed; `prior_status`
-    // is negative when an earlier command or a waited event failed.
+    // Runs on the queue's worker once the marker completed; `prior_status`
+    // is negative when an earlier command or a waited event failed, or (side-
+    // table mode) when an earlier layer step of the queue failed and no
+    // clFinish has reported it yet.
     std::function<cl_int(cl_int prior_status)> work;
     // Commands the ICD runs after work() and before the barrier, e.g. the
     // device copy of an import without shared memory.  They receive the

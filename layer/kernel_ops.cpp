@@ -10,6 +10,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cerrno>
+#include <cstring>
+
+#include "layer/log.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -90,11 +93,27 @@ void set_kernel(KernelOps *ops) {
 }
 
 int kernel_ioctl_retry(int fd, unsigned long request, void *arg) {
-    int ret;
-    do {
-        ret = kernel().ioctl(fd, request, arg);
-    } while (ret == -1 && (errno == EINTR || errno == EAGAIN));
-    return ret;
+    // EINTR is retried at once (a signal landed); EAGAIN (a busy engine or
+    // ring) after a short backoff.  Both are bounded: a kernel or a fake that
+    // keeps answering them must fail the command, not spin the worker forever.
+    int backoff_us = 50;
+    for (int attempt = 0;; ++attempt) {
+        const int ret = kernel().ioctl(fd, request, arg);
+        if (ret != -1 || (errno != EINTR && errno != EAGAIN)) return ret;
+        if (attempt >= ioctl_retry_limit) {
+            const int err = errno;
+            LOG_ERROR("ioctl 0x%lx on fd %d still fails with %s after %d retries", request, fd, std::strerror(err),
+                      ioctl_retry_limit);
+            errno = err;
+            return -1;
+        }
+        if (errno == EAGAIN) {
+            const int err = errno;
+            ::usleep(static_cast<useconds_t>(backoff_us));
+            backoff_us = backoff_us * 2 > 10000 ? 10000 : backoff_us * 2;
+            errno = err;
+        }
+    }
 }
 
 }  // namespace cldmabuf

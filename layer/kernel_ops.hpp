@@ -52,7 +52,11 @@ KernelOps &kernel();
 // against concurrent layer calls: swap before use.
 void set_kernel(KernelOps *ops);
 
-// ioctl retried on EINTR/EAGAIN, as libdrm's drmIoctl does.
+// ioctl retried on EINTR/EAGAIN, as libdrm's drmIoctl does, but at most
+// ioctl_retry_limit times (EAGAIN with a backoff of 50 us doubling to 10 ms:
+// under 0.6 s in all, within the default 1 s fence timeout).  Exhausted: -1 with
+// the last errno (EINTR or EAGAIN) and one log line.
+inline constexpr int ioctl_retry_limit = 64;
 int kernel_ioctl_retry(int fd, unsigned long request, void *arg);
 
 }  // namespace cldmabuf

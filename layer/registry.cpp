@@ -57,8 +57,33 @@ ImportRegistry &imports() {
 
 void EventTypeRegistry::add(cl_event event, cl_command_type type) {
     std::lock_guard lock(mutex_);
-    map_[event].type = type;
+    Entry fresh;  // a reused handle starts clean
+    fresh.type = type;
+    map_[event] = fresh;
     count_.store(map_.size(), std::memory_order_relaxed);
+}
+
+bool EventTypeRegistry::contains(cl_event event) const {
+    if (empty()) return false;
+    std::lock_guard lock(mutex_);
+    return map_.count(event) != 0;
+}
+
+void EventTypeRegistry::set_times(cl_event event, const StepTimes &times) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(event);
+    if (it == map_.end()) return;
+    it->second.timed = true;
+    it->second.times = times;
+}
+
+bool EventTypeRegistry::times(cl_event event, StepTimes *times) const {
+    if (empty()) return false;
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(event);
+    if (it == map_.end() || !it->second.timed) return false;
+    *times = it->second.times;
+    return true;
 }
 
 bool EventTypeRegistry::find(cl_event event, cl_command_type *type) const {

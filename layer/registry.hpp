@@ -145,17 +145,25 @@ ImportRegistry &imports();
 
 // Events the layer created for its own commands report the command type the
 // spec names (e.g. CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR; 0 keeps the
-// ICD's) and, when the host work behind them failed, that error status.
-// Failures are reported here instead of through a failed user event: PoCL 3.1
-// aborts in pocl_update_event_failed() on that path, so the ICD only ever
-// sees successful events and the layer answers status queries and waits.
+// ICD's), the error status of host work that failed, and, on profiling
+// queues, the step's own timestamps.  The failure is recorded here whatever
+// the ICD is told (layer/failed_events.hpp): some ICDs call callbacks of
+// failed commands with CL_COMPLETE, some never, and in the side-table mode
+// the ICD only ever sees successful events.
+struct StepTimes {
+    cl_ulong queued = 0, submit = 0, start = 0, end = 0;  // device clock where known, ns
+};
+
 class EventTypeRegistry {
 public:
     void add(cl_event event, cl_command_type type);
+    bool contains(cl_event event) const;
     bool find(cl_event event, cl_command_type *type) const;
     void set_failed(cl_event event, cl_int status);
     // The error a layer command ended with, if any.
     bool failed(cl_event event, cl_int *status) const;
+    void set_times(cl_event event, const StepTimes &times);
+    bool times(cl_event event, StepTimes *times) const;
     void remove(cl_event event);
     bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
 
@@ -163,6 +171,8 @@ private:
     struct Entry {
         cl_command_type type = 0;
         cl_int status = CL_SUCCESS;
+        bool timed = false;
+        StepTimes times;
     };
     mutable std::mutex mutex_;
     std::unordered_map<cl_event, Entry> map_;

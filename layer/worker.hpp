@@ -1,15 +1,30 @@
-// One layer-owned thread for host-side work that must run in queue order:
-// fence waits, DMA_BUF_IOCTL_SYNC, BLT fence waits.  Jobs only ever block on
-// kernel fences with a bounded timeout, never on OpenCL events, so a single
-// FIFO thread cannot deadlock against the ICD.
+// Layer-owned threads for host-side work that must run in queue order:
+// fence waits, DMA_BUF_IOCTL_SYNC, BLT fence waits.
+//
+// One FIFO thread per command queue (keyed by the handle), so a fence wait of
+// up to CLDMABUF_FENCE_TIMEOUT_MS on one queue never delays another queue's
+// steps, while one queue's steps still run in the order they were enqueued.
+// Jobs only ever block on kernel fences with a bounded timeout, never on
+// OpenCL events, so a queue's thread cannot deadlock against the ICD.
+//
+// A queue's thread is started by its first job and ends itself once it has
+// been idle for a short linger (so a released queue leaves no thread behind
+// and a busy one does not pay a thread start per step); it is started again
+// by the next job.  Nothing here calls the ICD.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 namespace cldmabuf {
 
-void post_to_worker(std::function<void()> job);
-// Finish queued jobs and stop the thread (clDeinitLayer / exit).
+// Runs `job` on `key`'s thread after every job posted earlier for that key.
+// `key` is the command queue (any pointer value; it is never dereferenced).
+void post_to_worker(const void *key, std::function<void()> job);
+// Finish every queued job of every key and join all threads (clDeinitLayer /
+// exit).  Posting after this starts fresh threads.
 void shutdown_worker();
+// Threads currently running (tests and stats).
+size_t live_workers();
 
 }  // namespace cldmabuf

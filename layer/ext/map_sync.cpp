@@ -40,8 +40,18 @@ std::vector<std::pair<void *, MapRecord>> live_maps;
 // The map of a zero-copy import, buffer or image: SYNC START in a host
 // step, then the ICD's own (non-blocking) map behind it.  `icd_map` enqueues
 // that map waiting on the gate event.
+void forget_map(void *ptr, const std::shared_ptr<Import> &import) {
+    std::lock_guard lock(maps_mutex);
+    for (auto it = live_maps.begin(); it != live_maps.end(); ++it) {
+        if (it->first == ptr && it->second.import == import) {
+            live_maps.erase(it);
+            return;
+        }
+    }
+}
+
 template <typename IcdMap>
-void *map_with_sync(const std::shared_ptr<Import> &import, cl_command_queue queue, cl_bool blocking,
+void *map_with_sync(const std::shared_ptr<Import> &import, cl_mem mem, cl_command_queue queue, cl_bool blocking,
                     cl_map_flags flags, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                     cl_int *errcode_ret, IcdMap icd_map) {
     const uint64_t access = access_from_map_flags(flags);
@@ -64,8 +74,8 @@ void *map_with_sync(const std::shared_ptr<Import> &import, cl_command_queue queu
     }
     cl_event map_event = nullptr;
     void *ptr = icd_map(gate, &map_event, &err);
-    next().clReleaseEvent(gate);
     if (!ptr) {
+        next().clReleaseEvent(gate);
         if (errcode_ret) *errcode_ret = err;
         return nullptr;
     }
@@ -75,13 +85,22 @@ void *map_with_sync(const std::shared_ptr<Import> &import, cl_command_queue queu
     }
     if (blocking) {
         err = next().clWaitForEvents(1, &map_event);
-        if (err != CL_SUCCESS) {
-            // The map failed in the queue (e.g. fence timeout): report it like a blocking call does.
+        // The ICD's map may have succeeded over a failed SYNC START (the side-
+        // table mode, docs/layer-rules.md): the step's event knows.
+        cl_int step_status = CL_SUCCESS;
+        const bool step_failed = event_types().failed(gate, &step_status);
+        if (err != CL_SUCCESS || step_failed) {
+            // The map failed in the queue (e.g. fence timeout): report it like
+            // a blocking call does, and hand back no pointer the CPU may use.
+            forget_map(ptr, import);
+            if (err == CL_SUCCESS) next().clEnqueueUnmapMemObject(queue, mem, ptr, 0, nullptr, nullptr);
+            next().clReleaseEvent(gate);
             if (event) *event = map_event; else next().clReleaseEvent(map_event);
             if (errcode_ret) *errcode_ret = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
             return nullptr;
         }
     }
+    next().clReleaseEvent(gate);
     if (event) *event = map_event; else next().clReleaseEvent(map_event);
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return ptr;
@@ -94,7 +113,7 @@ void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_b
     if (!import)
         return next().clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size, num_events, wait_list, event,
                                          errcode_ret);
-    return map_with_sync(import, queue, blocking, flags, num_events, wait_list, event, errcode_ret,
+    return map_with_sync(import, buffer, queue, blocking, flags, num_events, wait_list, event, errcode_ret,
                          [&](cl_event gate, cl_event *map_event, cl_int *err) {
                              return next().clEnqueueMapBuffer(queue, buffer, CL_FALSE, flags, offset, size, 1, &gate,
                                                               map_event, err);
@@ -109,7 +128,7 @@ void *CL_API_CALL enqueue_map_image(cl_command_queue queue, cl_mem image, cl_boo
     if (!import || import->mem != image)
         return next().clEnqueueMapImage(queue, image, blocking, flags, origin, region, row_pitch, slice_pitch,
                                         num_events, wait_list, event, errcode_ret);
-    return map_with_sync(import, queue, blocking, flags, num_events, wait_list, event, errcode_ret,
+    return map_with_sync(import, image, queue, blocking, flags, num_events, wait_list, event, errcode_ret,
                          [&](cl_event gate, cl_event *map_event, cl_int *err) {
                              return next().clEnqueueMapImage(queue, image, CL_FALSE, flags, origin, region, row_pitch,
                                                              slice_pitch, 1, &gate, map_event, err);

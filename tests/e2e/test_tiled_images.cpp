@@ -374,6 +374,9 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     clWaitForEvents(1, &ev);
     CHECK(status_of(ev) < 0);
     clReleaseEvent(ev);
+    // clFinish reports a failed layer step once; until then the layer's later
+    // steps on the queue fail too (docs/layer-rules.md, "When host work fails").
+    CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);
     sim().never_signal_next(1);  // bounded by CLDMABUF_FENCE_TIMEOUT_MS
     const auto start = std::chrono::steady_clock::now();
     REQUIRE(env.acquire(env.queue, 1, &image, 0, nullptr, &ev) == CL_SUCCESS);
@@ -381,6 +384,7 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     CHECK(status_of(ev) == CL_OUT_OF_RESOURCES);
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
     clReleaseEvent(ev);
+    CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);
     sim().reset();
 
     // A healthy acquire, then a re-tile that hangs.
