@@ -45,7 +45,7 @@ public:
     ~PinnedStaging() {
         // The last import using it may go in an ICD callback, where blocking
         // calls are not allowed: the worker unmaps and frees.
-        post_to_worker([q = queue_, b = buffer_, h = host_] {
+        post_to_worker(queue_, [q = queue_, b = buffer_, h = host_] {
             if (next().clEnqueueUnmapMemObject(q, b, h, 0, nullptr, nullptr) == CL_SUCCESS) next().clFinish(q);
             next().clReleaseMemObject(b);
             next().clReleaseCommandQueue(q);
