@@ -123,7 +123,7 @@ uint64_t copy_between_imports(const ClEnv &env, const Sim &sim, const char *expo
 
 }  // namespace
 
-TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no other exporter's", "[exporter]") {
+TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no other exporter's", "[kernel][exporter]") {
     REQUIRE_DMABUF();
     const Sim sim;
     if (!sim.loaded()) SKIP("needs the virtual Gen9 (exporter and blitter)");
@@ -182,7 +182,7 @@ TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no oth
     }
 }
 
-TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes are left as they were", "[zcc]") {
+TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes are left as they were", "[kernel][zcc]") {
     REQUIRE_DMABUF();
     ClEnv env;
     const size_t size = 16 * 1024;

@@ -122,7 +122,7 @@ std::vector<std::string> mapping_perms(ino_t ino) {
 }  // namespace
 
 TEST_CASE("fd ownership: the application closes its fd right after import; acquire, kernels, release and copies "
-          "still reach the right buffers", "[fd]") {
+          "still reach the right buffers", "[kernel][fd]") {
     REQUIRE_DMABUF();
     ClEnv env;
     const size_t n = 4096, size = n * 4;
@@ -222,7 +222,7 @@ TEST_CASE("fd ownership: a refused import keeps no duplicate and leaves the appl
     CHECK(count_open_fds() == fds_before);
 }
 
-TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or closed after the import", "[fd]") {
+TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or closed after the import", "[kernel][fd]") {
     REQUIRE_DMABUF();
     ClEnv env;
     const char *forced = std::getenv("CLDMABUF_IMPORT");
@@ -261,7 +261,7 @@ TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or
     CHECK(identity(keep.fd) == before);
 }
 
-TEST_CASE("fd ownership: an image import keeps working after the application closed its fd", "[fd]") {
+TEST_CASE("fd ownership: an image import keeps working after the application closed its fd", "[kernel][fd]") {
     REQUIRE_DMABUF();
     ClEnv env;
     cl_bool images = CL_FALSE;
@@ -297,7 +297,7 @@ TEST_CASE("fd ownership: an image import keeps working after the application clo
     destroy(env, image);
 }
 
-TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read it", "[fd]") {
+TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read it", "[kernel][fd]") {
     REQUIRE_DMABUF();
     ClEnv env;
     const size_t n = 2048, size = n * 4;
