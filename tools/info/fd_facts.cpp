@@ -116,7 +116,9 @@ FdFacts inspect_fd(const std::string &spec) {
     if (size <= 0) {
         f.is_dma_buf = false;
         f.json.set("is_dma_buf", false);
-        f.json.set("reason", "the dma-buf reports no size (lseek: " + std::string(std::strerror(static_cast<int>(-size))) + ")");
+        f.json.set("reason", size == 0 ? std::string("the dma-buf is empty (lseek reports 0 bytes)")
+                                       : "cannot size the dma-buf (lseek: " +
+                                             std::string(std::strerror(static_cast<int>(-size))) + ")");
     }
     return f;
 }
