@@ -99,7 +99,7 @@ FdFacts inspect_fd(const std::string &spec) {
         f.json.set("reason", "expected a number or /proc/PID/fd/N, got " + spec);
         return f;
     }
-    f.json.set("fd", f.fd);
+    f.json.set("local_fd", f.fd);  // the fd as this process holds it (a duplicate for /proc paths)
     struct stat st {};
     if (kernel().fstat(f.fd, &st) == 0) f.json.set("inode", static_cast<uint64_t>(st.st_ino));
     read_fdinfo(fdinfo, &f.json);
