@@ -155,9 +155,12 @@ Json build_report(const Options &opt, int *exit_code) {
     layer.set("path", opt.layer_path);
     layer.set("loaded", loaded);
     if (!loaded)
-        layer.set("reason", opt.layer_path.empty() ? "OPENCL_LAYERS is not set"
-                                                   : "the ICD loader did not load " + opt.layer_path +
-                                                         " (missing file, or a loader without OPENCL_LAYERS support)");
+        layer.set("reason", opt.layer_path.empty()                  ? "OPENCL_LAYERS is not set"
+                            : access(opt.layer_path.c_str(), R_OK) != 0 ? opt.layer_path + " does not exist"
+                                                                         : "the ICD loader did not load " +
+                                                                               opt.layer_path +
+                                                                               " (a loader without OPENCL_LAYERS "
+                                                                               "support, or the layer's init failed)");
     report.set("layer", layer);
     report.set("settings", settings());
 

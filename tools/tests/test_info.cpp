@@ -133,7 +133,7 @@ TEST_CASE("exit codes: no layer, bad arguments", "[info]") {
     const Run none = run_tool("--no-egl --layer /nonexistent/libcldmabuf.so");
     INFO(none.out);
     CHECK(none.code == cldmabuf::info::kExitCannotImport);
-    CHECK(has(none.out, "NOT loaded"));
+    CHECK(has(none.out, "NOT loaded: /nonexistent/libcldmabuf.so does not exist"));
     CHECK(has(none.out, "verdict: nothing can import dma-bufs"));
     CHECK(run_tool("--bogus").code == cldmabuf::info::kExitUsage);
 }
