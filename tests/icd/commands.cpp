@@ -21,9 +21,12 @@ namespace {
 // A wait that never ends would hang a test: give up loudly instead.
 constexpr auto wait_bound = std::chrono::seconds(30);
 
+// Never destroyed: a layer's threads may still call in while the process
+// exits (static destructors run before a layer's atexit teardown joins
+// them), as real ICDs keep their globals alive for the same reason.
 std::vector<cl_command_queue> &queues() {
-    static std::vector<cl_command_queue> list;
-    return list;
+    static auto *list = new std::vector<cl_command_queue>;
+    return *list;
 }
 
 cl_ulong now_ns() {

@@ -102,14 +102,16 @@ cl_icd_dispatch *dispatch() {
     return &table;
 }
 
+// Never destroyed (see queues() in commands.cpp): calls from a layer's
+// threads during exit must still find them.
 std::mutex &lock() {
-    static std::mutex m;
-    return m;
+    static auto *m = new std::mutex;
+    return *m;
 }
 
 std::condition_variable &changed() {
-    static std::condition_variable cv;
-    return cv;
+    static auto *cv = new std::condition_variable;
+    return *cv;
 }
 
 void run_later(Later &later) {
