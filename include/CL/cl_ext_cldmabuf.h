@@ -78,7 +78,8 @@ extern "C" {
 #define CL_STATS_STAGED_TRANSFERS_CLDMABUF 4  /* copy-route transfers through pinned staging */
 #define CL_STATS_DIRECT_TRANSFERS_CLDMABUF 5  /* ... with the ICD's Write/Read from the mapping */
 #define CL_STATS_STAGING_FALLBACKS_CLDMABUF 6 /* staging wanted, the ICD refused it */
-#define CL_STATS_COUNT_CLDMABUF 7
+#define CL_STATS_LIVE_WORKERS_CLDMABUF 7      /* per-queue host-step threads running now (a gauge) */
+#define CL_STATS_COUNT_CLDMABUF 8
 
 /* ---- DRM fourcc -> OpenCL image formats --------------------------------- */
 

@@ -45,7 +45,8 @@ std::string platform_string(cl_platform_id p, cl_platform_info what);
 std::string device_string(cl_device_id d, cl_device_info what);
 std::vector<std::string> split_words(const std::string &s);
 
-// Open fds of this process and mappings in /proc/self/maps.
+// Open fds of this process, and its file-backed mappings other than code
+// (/proc/self/maps; see count_mappings()).
 int count_open_fds();
 int count_mappings();
 bool fd_is_open(int fd);

@@ -72,4 +72,24 @@ bool eventually(const std::function<bool()> &done, int ms) {
     return true;
 }
 
+int settled_mappings() {
+    cl_platform_id platform = nullptr;
+    if (clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS) {
+        eventually([&] {
+            LayerStats s{};
+            return clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) !=
+                       CL_SUCCESS ||
+                   s[CL_STATS_LIVE_WORKERS_CLDMABUF] == 0;
+        }, 5000);
+    }
+    int last = count_mappings();
+    for (int still = 0, i = 0; still < 5 && i < 100; ++i) {
+        usleep(20 * 1000);
+        const int now = count_mappings();
+        still = now == last ? still + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
 }  // namespace e2e

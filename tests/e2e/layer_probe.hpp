@@ -29,5 +29,10 @@ bool layer_takes_blitter();
 
 // Polls `done` every 5 ms for up to `ms`: true as soon as it holds.
 bool eventually(const std::function<bool()> &done, int ms = 3000);
+// /proc/self/maps lines once the layer is quiet: no host-step thread alive
+// (they end after a short idle linger; each has a stack mapping) and the
+// count unchanged for 100 ms (lazy destruction in the ICD), bounded at 5 s.
+// Leak checks compare two settled counts.
+int settled_mappings();
 
 }  // namespace e2e

@@ -17,6 +17,7 @@
 
 #include "cl_fixture.hpp"
 #include "test_dmabufs.hpp"
+#include "layer_probe.hpp"
 
 using namespace e2e;
 namespace tsup = cldmabuf::test;
@@ -146,7 +147,7 @@ TEST_CASE("arm import: CL_IMPORT_MEMORY_WHOLE_ALLOCATION_ARM takes the dma-buf's
     clReleaseMemObject(mem);
 }
 
-TEST_CASE("arm import: every refusal the extension names, nothing kept", "[arm]") {
+TEST_CASE("arm import: every refusal the extension names, nothing kept", "[arm][maps]") {
     ClEnv env;
     ImportFn import = import_fn(env);
     const bool have = have_dmabuf();
@@ -154,7 +155,7 @@ TEST_CASE("arm import: every refusal the extension names, nothing kept", "[arm]"
     if (have) buf = make_dmabuf(8192);
     int fd = have ? buf.fd : -1;
     const int fds_before = count_open_fds();
-    const int maps_before = count_mappings();
+    const int maps_before = settled_mappings();
     auto attempt = [&](cl_context ctx, cl_mem_flags flags, const cl_import_properties_arm *props, void *memory,
                        size_t size) {
         cl_int err = CL_SUCCESS;
@@ -204,7 +205,7 @@ TEST_CASE("arm import: every refusal the extension names, nothing kept", "[arm]"
         CHECK(fd_is_open(fd));
     }
     CHECK(count_open_fds() == fds_before);
-    CHECK(count_mappings() == maps_before);
+    CHECK(settled_mappings() == maps_before);
 }
 
 // FFmpeg's DRM PRIME → OpenCL mapping (libavutil/hwcontext_opencl.c,

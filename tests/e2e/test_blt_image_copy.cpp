@@ -648,7 +648,7 @@ TEST_CASE("[blt] end to end: CopyImage between two image imports, then a kernel 
     clReleaseMemObject(out);
 }
 
-TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt][blt-image]") {
+TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt][blt-image][maps]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGE_DMABUF(env);
@@ -686,7 +686,7 @@ TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt]
     };
     // The warm-up's objects may still be going (lazy destruction on the
     // worker or in the ICD): take the baseline once the counts hold still.
-    int fds = count_open_fds(), maps = count_mappings();
+    int fds = count_open_fds(), maps = settled_mappings();
     uint64_t gem = live_gem();
     for (int still = 0, i = 0; still < 10 && i < 300; ++i) {
         usleep(20 * 1000);
@@ -699,6 +699,6 @@ TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt]
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     settle(fds, maps, gem);
     CHECK(count_open_fds() == fds);
-    CHECK(count_mappings() == maps);
+    CHECK(settled_mappings() == maps);
     CHECK(live_gem() == gem);
 }

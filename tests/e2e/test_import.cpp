@@ -224,7 +224,7 @@ void CL_CALLBACK count_destructor(cl_mem, void *) { ++destructor_calls; }
 bool wait_for_destructors(int n) { return eventually([n] { return destructor_calls >= n; }) && destructor_calls == n; }
 }  // namespace
 
-TEST_CASE("releasing the last reference closes the fd and unmaps; destructor callbacks still run") {
+TEST_CASE("releasing the last reference closes the fd and unmaps; destructor callbacks still run", "[maps]") {
     REQUIRE_DMABUF();
     ClEnv env;
     Dmabuf buf = make_dmabuf(1 << 20);

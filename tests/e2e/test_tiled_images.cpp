@@ -33,6 +33,7 @@
 #include "cl_fixture.hpp"
 #include "test_dmabufs.hpp"
 #include "tests/sim/vgen9.h"
+#include "layer_probe.hpp"
 
 using namespace e2e;
 namespace tsup = cldmabuf::test;
@@ -402,26 +403,26 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     CHECK(closes_soon(fd));
 }
 
-TEST_CASE("tiled images: an import and its release leave no fd, mapping or GEM object behind", "[kernel][tiled]") {
+TEST_CASE("tiled images: an import and its release leave no fd, mapping or GEM object behind", "[kernel][tiled][maps]") {
     ClEnv env;
     REQUIRE_TILED_ENV(env);
     const UintFormat &f = uint_formats[0];
     // Warm-up: the blitter's batch buffers and the probe's objects persist by design.
     round_trip(env, f, {Tiles::X, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 1);
     clFinish(env.queue);
-    const int fds = count_open_fds(), maps = count_mappings();
+    const int fds = count_open_fds(), maps = settled_mappings();
     const auto before = sim().now();
     round_trip(env, f, {Tiles::X, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 2);
     round_trip(env, f, {Tiles::Y, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 3);
     const auto after = sim().now();
     CHECK(count_open_fds() == fds);
-    CHECK(count_mappings() == maps);
+    CHECK(settled_mappings() == maps);
     CHECK(after.live_objects == before.live_objects);
     CHECK(after.live_mappings == before.live_mappings);
     CHECK(after.live_dmabuf_fds == before.live_dmabuf_fds);
 }
 
-TEST_CASE("tiled images: refusals name the right error, leave the fd and leak nothing", "[tiled]") {
+TEST_CASE("tiled images: refusals name the right error, leave the fd and leak nothing", "[tiled][maps]") {
     REQUIRE_DMABUF();
     ClEnv env;
     if (!device_has_images(env)) SKIP("the device has no image support");
@@ -443,7 +444,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         clReleaseMemObject(m);
         REQUIRE(closes_soon(wfd));
     }
-    const int fds_before = count_open_fds(), maps_before = count_mappings();
+    const int fds_before = count_open_fds(), maps_before = settled_mappings();
     const auto sim_before = sim().now();
     cl_int err = CL_SUCCESS;
     auto refused = [&](cl_mem m, cl_int want) {
@@ -540,7 +541,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         }
     }
     CHECK(count_open_fds() == fds_before);
-    CHECK(count_mappings() == maps_before);
+    CHECK(settled_mappings() == maps_before);
     const auto sim_after = sim().now();
     CHECK(sim_after.live_objects == sim_before.live_objects);
     CHECK(sim_after.live_mappings == sim_before.live_mappings);
