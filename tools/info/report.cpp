@@ -18,6 +18,14 @@
 namespace cldmabuf::info {
 namespace {
 
+// CLDMABUF_DMABUF_IMPORT=layer: the layer imports even where the ICD can
+// (the same reading as layer/ext/native_import.cpp's dmabuf_importer()).
+bool dmabuf_import_forced_to_layer() {
+    const char *v = std::getenv("CLDMABUF_DMABUF_IMPORT");
+    return v && !std::strcmp(v, "layer");
+}
+
+
 const char *const kDmaBufExt = "cl_khr_external_memory_dma_buf";
 
 std::string type_name(cl_device_type t) {
@@ -243,11 +251,17 @@ Json build_report(const Options &opt, int *exit_code) {
             } else if (!loaded) {
                 dev.set("route", "forwarded to the ICD");
                 dev.set("route_reason", "the layer is not loaded; the ICD's own cl_khr_external_memory_dma_buf imports");
+            } else if (icd_native && !dmabuf_import_forced_to_layer()) {
+                // layer/ext/native_import.hpp: the ICD's own dma-buf import wins
+                // unless CLDMABUF_DMABUF_IMPORT=layer.
+                dev.set("route", "forwarded to the ICD");
+                dev.set("route_reason", "the ICD imports DMA_BUF itself; the layer hands it the import untouched "
+                                        "(CLDMABUF_DMABUF_IMPORT=layer keeps it in the layer)");
             } else {
                 predict_route(d, &dev);
                 if (icd_native)
-                    dev.set("route_note", "the ICD has its own dma-buf import, but the layer handles DMA_BUF imports "
-                                          "itself (they are not forwarded)");
+                    dev.set("route_note", "the ICD has its own dma-buf import; CLDMABUF_DMABUF_IMPORT=layer keeps "
+                                          "imports in the layer");
             }
             if (can) ++importers;
             dev.set("blitter", loaded ? blitter_verdict(d, node) : "no layer: no blitter");
