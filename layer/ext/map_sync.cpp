@@ -17,6 +17,15 @@
 namespace cldmabuf {
 namespace {
 
+// The map's own step event never reaches the application, so its side-table
+// entry (command type, failure) goes with the layer's reference: the ICD may
+// hand the same handle out for its next event, which must not inherit a
+// stale failure (an unmap waiting on it was refused with -14).
+void drop_gate(cl_event gate) {
+    event_types().remove(gate);
+    next().clReleaseEvent(gate);
+}
+
 uint64_t access_from_map_flags(cl_map_flags flags) {
     uint64_t access = 0;
     if (flags & CL_MAP_READ) access |= DMABUF_SYNC_READ;
@@ -75,7 +84,7 @@ void *map_with_sync(const std::shared_ptr<Import> &import, cl_mem mem, cl_comman
     cl_event map_event = nullptr;
     void *ptr = icd_map(gate, &map_event, &err);
     if (!ptr) {
-        next().clReleaseEvent(gate);
+        drop_gate(gate);
         if (errcode_ret) *errcode_ret = err;
         return nullptr;
     }
@@ -94,13 +103,13 @@ void *map_with_sync(const std::shared_ptr<Import> &import, cl_mem mem, cl_comman
             // a blocking call does, and hand back no pointer the CPU may use.
             forget_map(ptr, import);
             if (err == CL_SUCCESS) next().clEnqueueUnmapMemObject(queue, mem, ptr, 0, nullptr, nullptr);
-            next().clReleaseEvent(gate);
+            drop_gate(gate);
             if (event) *event = map_event; else next().clReleaseEvent(map_event);
             if (errcode_ret) *errcode_ret = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
             return nullptr;
         }
     }
-    next().clReleaseEvent(gate);
+    drop_gate(gate);
     if (event) *event = map_event; else next().clReleaseEvent(map_event);
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return ptr;
