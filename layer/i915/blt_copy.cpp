@@ -14,6 +14,7 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/ext/exporter.hpp"
+#include "layer/ext/import.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 
@@ -119,25 +120,14 @@ DeviceFacts facts_of(cl_device_id device, bool *ok) {
 
 }  // namespace
 
-// A sub-device answers as its root device: the same PCI function.  Root
-// devices live as long as their platform, so their handles are a key that no
-// other device can take over; a released sub-device's address can.
-cl_device_id root_device(cl_device_id device) {
-    for (int depth = 0; depth < 8; ++depth) {
-        cl_device_id parent = nullptr;
-        if (next().clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, nullptr) != CL_SUCCESS ||
-            !parent)
-            return device;
-        device = parent;
-    }
-    return device;
-}
-
+// A sub-device answers as its root device (root_device_of): the same PCI
+// function.  Root devices live as long as their platform, so their handles are
+// a key that no other device can take over; a released sub-device's address can.
 const char *blt_device_mismatch(cl_device_id queue_device) {
     static std::mutex mu;
     // A deque keeps each reason at its address while more devices are added.
     static std::deque<std::pair<cl_device_id, std::string>> cache;
-    const cl_device_id device = root_device(queue_device);
+    const cl_device_id device = root_device_of(queue_device);
     {
         std::lock_guard lock(mu);
         for (const auto &[d, why] : cache)
