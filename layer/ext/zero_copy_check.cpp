@@ -36,6 +36,12 @@ Mode mode() {
 constexpr size_t kProbeBytes = 64;  // clEnqueueFillBuffer's largest pattern is 128 bytes
 
 ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
+    // Only on an idle dma-buf.  With a producer's fence pending, the probe's
+    // DMA_BUF_IOCTL_SYNC would wait for it without the layer's bound (vgem:
+    // 10 s, then the fence expires) and the ICD's fill would race the
+    // producer's writes.  Not checked now is not cached: the next import of
+    // this exporter kind tries again, and until then the device's claim stands.
+    if (dmabuf_wait_idle(fd, /*for_write=*/true, 0) != 0) return ZeroCopyVerdict::unknown;
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     void *map = kernel().mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) return ZeroCopyVerdict::unknown;  // e.g. a read-only fd

@@ -229,6 +229,9 @@ TEST_CASE("a producer fence that never signals times out cleanly", "[vm][gl][fen
     CHECK(ms < 9000);  // the layer's bound, not vgem's own 10 s timeout
     std::printf("never-signalling fence: acquire failed with %d after %lld ms\n", status, static_cast<long long>(ms));
     clReleaseEvent(acquired);
+    // clFinish reports the failed step once (docs/layer-rules.md, "When host
+    // work fails"); until it has, later layer steps of the queue are refused.
+    CHECK(clFinish(s.queue) == CL_OUT_OF_RESOURCES);
 
     // Later commands still run.
     signal_fence(fence_holder, fence);
