@@ -72,24 +72,38 @@ bool eventually(const std::function<bool()> &done, int ms) {
     return true;
 }
 
-int settled_mappings() {
+namespace {
+
+// Steps the layer runs on its workers (a release's unmap, a staging slot's
+// free) may still be finishing when a test takes its "before" count.
+void wait_for_idle_workers() {
     cl_platform_id platform = nullptr;
-    if (clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS) {
-        eventually([&] {
-            LayerStats s{};
-            return clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) !=
-                       CL_SUCCESS ||
-                   s[CL_STATS_LIVE_WORKERS_CLDMABUF] == 0;
-        }, 5000);
-    }
-    int last = count_mappings();
+    if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS) return;
+    eventually([&] {
+        LayerStats s{};
+        return clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) != CL_SUCCESS ||
+               s[CL_STATS_LIVE_WORKERS_CLDMABUF] == 0;
+    }, 5000);
+}
+
+// A count that has not changed for five looks 20 ms apart (ICDs such as
+// rusticl close their own files a little after the call that freed them).
+int settled(int (*count)()) {
+    wait_for_idle_workers();
+    int last = count();
     for (int still = 0, i = 0; still < 5 && i < 100; ++i) {
         usleep(20 * 1000);
-        const int now = count_mappings();
+        const int now = count();
         still = now == last ? still + 1 : 0;
         last = now;
     }
     return last;
 }
+
+}  // namespace
+
+int settled_mappings() { return settled(count_mappings); }
+
+int settled_fds() { return settled(count_open_fds); }
 
 }  // namespace e2e

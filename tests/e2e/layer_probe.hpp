@@ -35,4 +35,7 @@ bool eventually(const std::function<bool()> &done, int ms = 3000);
 // Leak checks compare two settled counts.
 int settled_mappings();
 
+// The process's open fds once the layer's workers are idle and the count is stable.
+int settled_fds();
+
 }  // namespace e2e

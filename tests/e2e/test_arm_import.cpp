@@ -77,7 +77,7 @@ TEST_CASE("arm import: a dma-buf imported with clImportMemoryARM is used in plac
     tsup::sync(buf.fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_START);
     for (size_t i = 0; i < count; ++i) words[i] = static_cast<uint32_t>(i * 3);
     tsup::sync(buf.fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_END);
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
 
     cl_int err = CL_SUCCESS;
     int fd = buf.fd;
@@ -154,7 +154,7 @@ TEST_CASE("arm import: every refusal the extension names, nothing kept", "[arm][
     Dmabuf buf;
     if (have) buf = make_dmabuf(8192);
     int fd = have ? buf.fd : -1;
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     const int maps_before = settled_mappings();
     auto attempt = [&](cl_context ctx, cl_mem_flags flags, const cl_import_properties_arm *props, void *memory,
                        size_t size) {

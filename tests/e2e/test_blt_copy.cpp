@@ -717,7 +717,7 @@ TEST_CASE("[blt] faults: execbuffer errors, a hung ring and a never-signalled fe
         expect_good_copy(env, a, b, 0);
     }
     settle();
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     const struct vgen9_stats s0 = sim().now();
     {
         ClEnv env;

@@ -686,7 +686,7 @@ TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt]
     };
     // The warm-up's objects may still be going (lazy destruction on the
     // worker or in the ICD): take the baseline once the counts hold still.
-    int fds = count_open_fds(), maps = settled_mappings();
+    int fds = settled_fds(), maps = settled_mappings();
     uint64_t gem = live_gem();
     for (int still = 0, i = 0; still < 10 && i < 300; ++i) {
         usleep(20 * 1000);

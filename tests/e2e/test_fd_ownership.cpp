@@ -23,6 +23,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
 using namespace e2e;
@@ -205,7 +206,7 @@ TEST_CASE("fd ownership: a refused import keeps no duplicate and leaves the appl
     REQUIRE_DMABUF();
     ClEnv env;
     Dmabuf buf = make_dmabuf(8192);
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(buf.fd),
                                        0};
     cl_int err = CL_SUCCESS;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "cl_fixture.hpp"
+#include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
 using namespace e2e;
@@ -64,7 +65,7 @@ TEST_CASE("a fence that never signals fails the acquire after CLDMABUF_FENCE_TIM
     if (!source_has_fences()) SKIP("needs vgem fences (VM lane)");
     ClEnv env;
     Dmabuf buf = make_dmabuf(65536);
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     const uint32_t fence = tsup::attach_fence(buf, /*write=*/true);
     cl_mem mem = import(env, buf);
     const int owned_fd = buf.release_fd();

@@ -549,7 +549,7 @@ TEST_CASE("images: refusals name the right error and leave the fd (and no mappin
     Dmabuf buf = make_dmabuf(p.pitch * p.height);
     const int fd = buf.fd;
     const cl_image_format rgba8{CL_RGBA, CL_UNORM_INT8};
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     const int maps_before = settled_mappings();
     cl_int err = CL_SUCCESS;
     auto refused = [&](cl_mem m, cl_int want) {

@@ -242,7 +242,7 @@ TEST_CASE("releasing the last reference closes the fd and unmaps; destructor cal
         REQUIRE(clFinish(env.queue) == CL_SUCCESS);
         REQUIRE(wait_for_destructors(1));
     }
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     const int maps_before = count_mappings();
     cl_mem mem = import_buffer(env, buf, 1 << 20);
     CHECK(count_mappings() > maps_before);  // the layer's mapping of the dma-buf

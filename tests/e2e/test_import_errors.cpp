@@ -30,7 +30,7 @@ const cl_mem_properties DMABUF = CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR;
 
 TEST_CASE("fds that are not dma-bufs are refused with CL_INVALID_PROPERTY and stay open") {
     ClEnv env;
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
 
     SECTION("fd -1") { CHECK(try_import(env, {DMABUF, static_cast<cl_mem_properties>(-1), 0}) == CL_INVALID_PROPERTY); }
     SECTION("a closed fd") {
@@ -99,7 +99,7 @@ TEST_CASE("flags, host_ptr, size and devices are checked against a real dma-buf"
     REQUIRE_DMABUF();
     ClEnv env;
     Dmabuf buf = make_dmabuf(16384);
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     const int maps_before = settled_mappings();
     char host[64];
 

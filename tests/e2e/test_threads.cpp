@@ -18,7 +18,7 @@ using namespace e2e;
 TEST_CASE("concurrent import, acquire, release and destroy from several threads", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    const int fds_before = count_open_fds();
+    const int fds_before = settled_fds();
     constexpr int threads = 4, rounds = 40;
     std::atomic<int> failures{0}, finished{0};
     std::vector<std::thread> pool;

@@ -410,7 +410,7 @@ TEST_CASE("tiled images: an import and its release leave no fd, mapping or GEM o
     // Warm-up: the blitter's batch buffers and the probe's objects persist by design.
     round_trip(env, f, {Tiles::X, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 1);
     clFinish(env.queue);
-    const int fds = count_open_fds(), maps = settled_mappings();
+    const int fds = settled_fds(), maps = settled_mappings();
     const auto before = sim().now();
     round_trip(env, f, {Tiles::X, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 2);
     round_trip(env, f, {Tiles::Y, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 3);
@@ -444,7 +444,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         clReleaseMemObject(m);
         REQUIRE(closes_soon(wfd));
     }
-    const int fds_before = count_open_fds(), maps_before = settled_mappings();
+    const int fds_before = settled_fds(), maps_before = settled_mappings();
     const auto sim_before = sim().now();
     cl_int err = CL_SUCCESS;
     auto refused = [&](cl_mem m, cl_int want) {
