@@ -12,6 +12,7 @@
 #include "layer/ext/import.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
+#include "layer/stats.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -60,7 +61,7 @@ std::vector<cl_device_id> import_devices(cl_context context, const cl_mem_proper
 }
 
 // The ICD's own answer (next() is below the layer's query overrides).
-bool icd_imports_dmabuf(cl_device_id device) {
+bool icd_lists_handle_type(cl_device_id device, cl_mem_properties type) {
     size_t bytes = 0;
     if (next().clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes) !=
             CL_SUCCESS ||
@@ -71,7 +72,31 @@ bool icd_imports_dmabuf(cl_device_id device) {
                                nullptr) != CL_SUCCESS)
         return false;
     for (auto t : types)
-        if (t == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) return true;
+        if (t == type) return true;
+    return false;
+}
+
+bool icd_imports_dmabuf(cl_device_id device) {
+    return icd_lists_handle_type(device, CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR);
+}
+
+// A handle type that no device concerned lists, the ICD's or the layer's, is
+// the spec's "not a supported property name" (CL_INVALID_PROPERTY).  The
+// layer says so itself: an ICD asked about a type it never listed may answer
+// anything (NVIDIA 580 returns 801 for OPAQUE_WIN32 on Linux).
+bool handle_type_unsupported(cl_context context, const cl_mem_properties *props, cl_mem_properties type,
+                             cl_int *errcode_ret) {
+    const std::vector<cl_device_id> devices = import_devices(context, props);
+    if (devices.empty()) return false;  // the ICD reports the device list
+    for (cl_device_id d : devices) {
+        if (icd_lists_handle_type(d, type)) continue;
+        LOG_ERROR("import with external memory handle type 0x%llx: no device of the context lists it "
+                  "(CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR); CL_INVALID_PROPERTY",
+                  static_cast<unsigned long long>(type));
+        stats().import_errors++;
+        if (errcode_ret) *errcode_ret = CL_INVALID_PROPERTY;
+        return true;
+    }
     return false;
 }
 
@@ -174,6 +199,10 @@ bool native_buffer_import(cl_context context, const cl_mem_properties *propertie
     switch (handle_owner(properties, &type)) {
     case Owner::nobody: return false;
     case Owner::icd_handle:
+        if (handle_type_unsupported(context, properties, type, errcode_ret)) {
+            *out = nullptr;
+            return true;
+        }
         LOG_DEBUG("import with handle type 0x%llx: the ICD's (properties passed on untouched)",
                   static_cast<unsigned long long>(type));
         *out = next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
@@ -199,6 +228,10 @@ bool native_image_import(cl_context context, const cl_mem_properties *properties
     switch (handle_owner(properties, &type)) {
     case Owner::nobody: return false;
     case Owner::icd_handle:
+        if (handle_type_unsupported(context, properties, type, errcode_ret)) {
+            *out = nullptr;
+            return true;
+        }
         *out = next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
         return true;
     case Owner::layer_dmabuf:

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -182,5 +183,31 @@ int count_mappings() {
 }
 
 bool fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+std::vector<cl_external_memory_handle_type_khr> import_handle_types(cl_device_id device) {
+    size_t bytes = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes) != CL_SUCCESS)
+        return {};
+    std::vector<cl_external_memory_handle_type_khr> types(bytes / sizeof(cl_external_memory_handle_type_khr));
+    if (!types.empty() &&
+        clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, bytes, types.data(), nullptr) !=
+            CL_SUCCESS)
+        return {};
+    return types;
+}
+
+bool icd_has_own_external_memory(cl_device_id device) {
+    for (auto t : import_handle_types(device))
+        if (t != CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) return true;
+    return false;
+}
+
+cl_external_memory_handle_type_khr unlisted_handle_type(cl_device_id device) {
+    const auto listed = import_handle_types(device);
+    // OPAQUE_FD, OPAQUE_WIN32, OPAQUE_WIN32_KMT, then values no extension defines.
+    for (cl_external_memory_handle_type_khr t : {0x2060u, 0x2061u, 0x2062u, 0x2063u, 0x2064u, 0x2065u, 0x2066u})
+        if (std::find(listed.begin(), listed.end(), t) == listed.end()) return t;
+    return 0x20ff;
+}
 
 }  // namespace e2e

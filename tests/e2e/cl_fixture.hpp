@@ -51,4 +51,12 @@ int count_open_fds();
 int count_mappings();
 bool fd_is_open(int fd);
 
+// The device's external memory import handle types (the ICD's and the
+// layer's together).  The layer only ever adds DMA_BUF, so any other type in
+// the list is the ICD's own cl_khr_external_memory: NVIDIA lists OPAQUE_FD.
+std::vector<cl_external_memory_handle_type_khr> import_handle_types(cl_device_id device);
+bool icd_has_own_external_memory(cl_device_id device);
+// A handle type neither the ICD nor the layer lists (for "unsupported" checks).
+cl_external_memory_handle_type_khr unlisted_handle_type(cl_device_id device);
+
 }  // namespace e2e

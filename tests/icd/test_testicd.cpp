@@ -1,5 +1,6 @@
 // The layer on ICDs unlike PoCL, through the real loader (tests/icd/README.md).
 // Each tag runs under the CLDMABUF_TESTICD mode named in tests/meson.build.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -133,6 +134,33 @@ TEST_CASE("an opaque-fd import reaches the ICD with the application's property l
         close(ifd);
     }
     clReleaseMemObject(mem);
+}
+
+TEST_CASE("a handle type neither the ICD nor the layer lists is refused by the layer, not asked of the ICD",
+          "[opaque]") {
+    // NVIDIA 580 lists OPAQUE_FD only and answers 801 (no CL error code) for
+    // OPAQUE_WIN32: the spec's answer is CL_INVALID_PROPERTY.
+    Env env;
+    const int fd = make_memfd(4096);
+    constexpr cl_mem_properties opaque_win32 = 0x2061;
+    const std::vector<cl_mem_properties> props = {opaque_win32, static_cast<cl_mem_properties>(fd), 0};
+    env.clear_icd_log();
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateBufferWithProperties(env.context, props.data(), CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    CHECK(mem == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    const cl_image_format format = {CL_RGBA, CL_UNORM_INT8};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = 16;
+    desc.image_height = 16;
+    err = CL_SUCCESS;
+    mem = clCreateImageWithProperties(env.context, props.data(), CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
+    CHECK(mem == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    CHECK_FALSE(contains(env.icd_log(), "WithProperties props="));
+    CHECK(fcntl(fd, F_GETFD) != -1);  // a refused import leaves the fd the application's
+    close(fd);
 }
 
 TEST_CASE("versioned extension lists carry one entry per extension and agree with the strings", "[versions]") {
