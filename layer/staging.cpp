@@ -18,6 +18,7 @@
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/import.hpp"
 #include "layer/log.hpp"
+#include "layer/parallel_copy.hpp"
 #include "layer/stats.hpp"
 #include "layer/worker.hpp"
 
@@ -190,7 +191,7 @@ cl_int PinnedStaging::to_device(const Import &import) {
         if (ev[s])
             if (cl_int err = wait(&ev[s], "acquire"); err != CL_SUCCESS) return drop(ev), err;
         const size_t len = std::min(kChunk, import.size - off);
-        std::memcpy(slot(s), src + off, len);
+        parallel_copy(slot(s), src + off, len);
         cl_int err = next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, off, len, slot(s), 0, nullptr, &ev[s]);
         if (err != CL_SUCCESS) {
             LOG_ERROR("acquire: the ICD refused the staged copy into the device buffer (error %d)", err);
@@ -225,7 +226,7 @@ cl_int PinnedStaging::to_dmabuf(const Import &import) {
         const int s = int(i % kSlots);
         if (cl_int err = wait(&ev[s], "release"); err != CL_SUCCESS) return drop(ev), err;
         const size_t off = i * kChunk;
-        std::memcpy(dst + off, slot(s), std::min(kChunk, import.size - off));
+        parallel_copy(dst + off, slot(s), std::min(kChunk, import.size - off));
         if (i + kSlots < chunks)
             if (cl_int err = start(i + kSlots); err != CL_SUCCESS) return drop(ev), err;
     }
