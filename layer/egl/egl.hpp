@@ -23,9 +23,10 @@ void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out)
 // The layer's entry point for an extension function name, or nullptr.
 void *egl_function(const char *name);
 
-// Fills the GL/EGL slots of the dispatch table.  Called after
-// install_image_overrides: EGL images are imported through the layer's own
-// clCreateImageWithProperties.
+// Fills the GL/EGL slots of the dispatch table (layer/egl/overrides.cpp).
+// EGL images and GL buffers are imported through the layer's own table
+// (ours(), read at call time), so this may run in any order with the other
+// install_* functions.
 void install_egl_overrides(cl_icd_dispatch &table);
 
 }  // namespace cldmabuf

@@ -1,6 +1,6 @@
 #include "layer/egl/egl_export.hpp"
 
-#include <unistd.h>
+#include "layer/kernel_ops.hpp"
 
 #include <cstdio>
 #include <map>
@@ -47,12 +47,12 @@ bool export_dmabuf(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, Exporte
     EGLint strides[4] = {0, 0, 0, 0}, offsets[4] = {0, 0, 0, 0};
     if (!egl.ExportDMABUFImageMESA(dpy, image, fds, strides, offsets) || fds[0] < 0) {
         for (int fd : fds)
-            if (fd >= 0) ::close(fd);
+            if (fd >= 0) kernel().close(fd);
         *why = egl_failure(egl, "eglExportDMABUFImageMESA");
         return false;
     }
     for (int i = 1; i < 4; ++i)
-        if (fds[i] >= 0) ::close(fds[i]);
+        if (fds[i] >= 0) kernel().close(fds[i]);
     out->fd = fds[0];
     out->fourcc = fourcc;
     out->modifier = modifiers[0];

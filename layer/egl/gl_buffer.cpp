@@ -1,6 +1,6 @@
 #include "layer/egl/gl_buffer.hpp"
 
-#include <unistd.h>
+#include "layer/kernel_ops.hpp"
 
 #include <cstdint>
 
@@ -49,7 +49,7 @@ bool export_gl_buffer(const EglApi &egl, EGLDisplay dpy, EGLContext ctx, GLuint 
     o.dmabuf_fd = -1;
     const int rc = egl.GLInteropExportObjectMESA(dpy, ctx, &in, &o);
     if (rc != kInteropSuccess || o.dmabuf_fd < 0) {
-        if (o.dmabuf_fd >= 0) ::close(o.dmabuf_fd);
+        if (o.dmabuf_fd >= 0) kernel().close(o.dmabuf_fd);
         *code = rc == kInteropInvalidObject ? CL_INVALID_GL_OBJECT : CL_INVALID_OPERATION;
         *why = "eglGLInteropExportObjectMESA(GL buffer " + std::to_string(buffer) + ") failed (MESA_GLINTEROP error " +
                std::to_string(rc) + (rc == kInteropInvalidObject ? ": not a buffer object of the context)"

@@ -10,6 +10,9 @@
 #include <thread>
 
 #include "layer/dispatch.hpp"
+#include "layer/egl/entry_points.hpp"
+#include "layer/egl/forwarding.hpp"
+#include "layer/egl/shared_contexts.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -168,4 +171,33 @@ cl_event gl_sync_event(const EglApi &egl, cl_context context, EGLDisplay dpy, EG
     return event;
 }
 
+namespace egl {
+
+// clCreateEventFromGLsyncKHR: the entry point (contexts the ICD made go to the ICD).
+cl_event CL_API_CALL create_event_from_gl_sync(cl_context context, cl_GLsync sync, cl_int *errcode_ret) {
+    constexpr const char *what = "clCreateEventFromGLsyncKHR";
+    GlShare share;
+    if (!find_share(context, &share)) {
+        if (forward_gl(context) && next().clCreateEventFromGLsyncKHR)
+            return next().clCreateEventFromGLsyncKHR(context, sync, errcode_ret);
+        LOG_ERROR("%s: the context was not created with CL_GL_CONTEXT_KHR and CL_EGL_DISPLAY_KHR", what);
+        if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
+        return nullptr;
+    }
+    std::string why;
+    const EglApi *egl = egl_api(&why);
+    cl_int code = CL_INVALID_CONTEXT;
+    cl_event event = egl ? gl_sync_event(*egl, context, share.display, share.context, reinterpret_cast<GLsync>(sync),
+                                         &code, &why)
+                         : nullptr;
+    if (!event) {
+        LOG_ERROR("%s: %s", what, why.c_str());
+        if (errcode_ret) *errcode_ret = code;
+        return nullptr;
+    }
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return event;
+}
+
+}  // namespace egl
 }  // namespace cldmabuf

@@ -1,0 +1,77 @@
+#include "layer/egl/context_request.hpp"
+
+#include <string>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/egl/egl_export.hpp"
+#include "layer/log.hpp"
+
+#include <CL/cl_egl.h>
+#include <CL/cl_gl.h>
+
+namespace cldmabuf::egl {
+
+void parse_context_properties(const cl_context_properties *props, ContextRequest *req) {
+    if (!props) return;
+    const cl_context_properties *p = props;
+    for (; *p; p += 2) {
+        switch (p[0]) {
+        case CL_GL_CONTEXT_KHR:
+            req->any_gl = req->has_gl_context = true;
+            req->gl_context = reinterpret_cast<EGLContext>(p[1]);
+            continue;
+        case CL_EGL_DISPLAY_KHR:
+            req->any_gl = req->has_display = true;
+            req->display = reinterpret_cast<EGLDisplay>(p[1]);
+            continue;
+        case CL_GLX_DISPLAY_KHR: case CL_WGL_HDC_KHR: case CL_CGL_SHAREGROUP_KHR:
+            req->any_gl = req->other_window_system = true;
+            continue;
+        case CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF:
+            req->any_gl = true;
+            req->allow_tiled = p[1] == CL_TRUE;
+            continue;
+        case CL_CONTEXT_PLATFORM:
+            req->platform = reinterpret_cast<cl_platform_id>(p[1]);
+            break;
+        default: break;
+        }
+        req->stripped.push_back(p[0]);
+        req->stripped.push_back(p[1]);
+    }
+    req->stripped.push_back(0);
+    req->original.assign(props, p + 1);
+}
+
+cl_int check_gl_request(const ContextRequest &req, const EglApi **egl_out, const char *what) {
+    if (req.other_window_system) {
+        LOG_ERROR("%s: the layer shares with GL only through EGL (CL_EGL_DISPLAY_KHR), not GLX/WGL/CGL", what);
+        return CL_INVALID_OPERATION;
+    }
+    if (req.has_gl_context && !req.has_display) {
+        LOG_ERROR("%s: CL_GL_CONTEXT_KHR needs CL_EGL_DISPLAY_KHR", what);
+        return CL_INVALID_OPERATION;
+    }
+    std::string why;
+    const EglApi *egl = egl_api(&why);
+    if (!egl) {
+        LOG_ERROR("%s: EGL is not available: %s", what, why.c_str());
+        return CL_INVALID_OPERATION;
+    }
+    if (!display_valid(*egl, req.display)) {
+        LOG_ERROR("%s: CL_EGL_DISPLAY_KHR is not an initialised EGLDisplay", what);
+        return CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR;
+    }
+    if (req.has_gl_context) {
+        EGLint type = 0;
+        if (!egl->QueryContext(req.display, req.gl_context, EGL_CONTEXT_CLIENT_TYPE, &type)) {
+            LOG_ERROR("%s: CL_GL_CONTEXT_KHR is not an EGLContext of the display (%s)", what,
+                      egl_error_name(egl->GetError()));
+            return CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR;
+        }
+    }
+    *egl_out = egl;
+    return CL_SUCCESS;
+}
+
+}  // namespace cldmabuf::egl

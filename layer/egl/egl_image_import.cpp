@@ -1,0 +1,122 @@
+#include "layer/egl/egl_image_import.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <drm_fourcc.h>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/dispatch.hpp"
+#include "layer/egl/device_check.hpp"
+#include "layer/egl/egl_export.hpp"
+#include "layer/egl/linear_copy.hpp"
+#include "layer/egl/refusal.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+
+namespace cldmabuf::egl {
+namespace {
+
+// CLDMABUF_EGL_FORCE_COPY=1: treat every export as tiled, so that the copy
+// path runs on drivers that export LINEAR (tests on llvmpipe).  Read on each
+// import: tests switch it within one process.
+bool force_copy() {
+    const char *v = std::getenv("CLDMABUF_EGL_FORCE_COPY");
+    return v && *v == '1';
+}
+
+std::string fourcc_text(int fourcc) {
+    std::string s;
+    for (int i = 0; i < 4; ++i) s += static_cast<char>((fourcc >> (8 * i)) & 0xff);
+    return s;
+}
+
+}  // namespace
+
+cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, EglObject object,
+                    const ImportRequest &req, cl_int *errcode_ret) {
+    std::string why;
+    if (cl_int err = check_devices(egl, object.display, context_device_list(context), &why); err != CL_SUCCESS)
+        return refuse(errcode_ret, err, req.what, why);
+
+    ExportedImage ex;
+    if (!export_dmabuf(egl, object.display, object.image, &ex, &why))
+        return refuse(errcode_ret, req.invalid_object, req.what, why);
+    auto give_up = [&](cl_int err, const std::string &reason) {
+        kernel().close(ex.fd);
+        return refuse(errcode_ret, err, req.what, reason);
+    };
+
+    cl_dma_buf_layout_cldmabuf layout;
+    if (cl_dma_buf_fourcc_layout_cldmabuf(static_cast<cl_uint>(ex.fourcc), &layout) != 1)
+        return give_up(req.bad_format,
+                       "the EGLImage's dma-buf format " + fourcc_text(ex.fourcc) + " has no OpenCL image format");
+    // INVALID ("implicit") from EGL means the driver's default layout, which
+    // is tiled on every GPU driver: only a linear export is used in place.
+    const bool forced = force_copy();
+    if (ex.modifier != DRM_FORMAT_MOD_LINEAR || forced) {
+        char hex[32];
+        std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(ex.modifier));
+        if (!req.allow_tiled)
+            return give_up(req.refused_tiling,
+                           std::string("the EGLImage's layout (modifier ") + hex +
+                               (forced ? ", copy forced by CLDMABUF_EGL_FORCE_COPY" : "") +
+                               ") is not linear: it needs a GPU copy; set CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF "
+                               "to CL_TRUE to consent to it");
+    }
+    if (!query_image_size(egl, object.display, object.image, &ex.width, &ex.height, &why))
+        return give_up(req.invalid_object, why);
+    if (ex.modifier != DRM_FORMAT_MOD_LINEAR || forced) {
+        auto copy = std::make_shared<LinearCopy>();
+        if (!create_linear_copy(egl, object.display, display_device(egl, object.display), ex.fourcc, ex.width,
+                                ex.height, copy.get(), &why))
+            return give_up(CL_OUT_OF_RESOURCES, "tiled export, no linear copy: " + why);
+        kernel().close(ex.fd);  // the tiled export itself is not imported
+        ex.fd = copy->fd;
+        copy->fd = -1;   // the import owns it from here (closed by the failure paths below)
+        ex.stride = static_cast<EGLint>(copy->stride);
+        ex.offset = 0;
+        ex.modifier = DRM_FORMAT_MOD_LINEAR;
+        object.copy = copy;
+        LOG_INFO("%s: tiled export (or forced copy): GPU copy through a linear %dx%d buffer from GBM on %s", req.what,
+                 ex.width, ex.height, copy->node.c_str());
+    }
+
+    const cl_mem_properties props[] = {
+        CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(ex.fd),
+        CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,  static_cast<cl_mem_properties>(ex.offset),
+        CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,      static_cast<cl_mem_properties>(ex.modifier),
+        0};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = static_cast<size_t>(ex.width);
+    desc.image_height = static_cast<size_t>(ex.height);
+    desc.image_row_pitch = static_cast<size_t>(ex.stride);
+    cl_int err = CL_SUCCESS;
+    // Through the layer's own table: the import must run, not the ICD's call.
+    cl_mem mem = ours().clCreateImageWithProperties(context, props, flags, &layout.planes[0].format, &desc, nullptr,
+                                                    &err);
+    if (!mem) {
+        if (object.copy) destroy_linear_copy(egl, object.display, object.copy.get());
+        kernel().close(ex.fd);
+        const cl_int code = err == CL_IMAGE_FORMAT_NOT_SUPPORTED ? req.bad_format : err;
+        return import_failed(errcode_ret, code, req.what,
+                             "the dma-buf import of the EGLImage failed (error " + std::to_string(err) + ")");
+    }
+    // The import owns the fd now.
+    object.context = context;
+    object.flags = flags;
+    if (!track_object(mem, object)) {
+        if (object.copy) destroy_linear_copy(egl, object.display, object.copy.get());  // no destructor will
+        return refuse(errcode_ret, CL_OUT_OF_RESOURCES, req.what, "cannot register the destructor callback");
+    }
+    LOG_INFO("%s: %dx%d %s (modifier linear%s), pitch %d, offset %d -> %p", req.what, ex.width, ex.height,
+             fourcc_text(ex.fourcc).c_str(), object.copy ? ", GPU copy" : "", ex.stride, ex.offset,
+             static_cast<void *>(mem));
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return mem;
+}
+
+}  // namespace cldmabuf::egl
