@@ -2,7 +2,7 @@
 // spec's CL_INVALID_PROPERTY cases.
 #include <catch2/catch_test_macros.hpp>
 
-#include "layer/ext/properties.hpp"
+#include "layer/import/request.hpp"
 
 using namespace cldmabuf;
 

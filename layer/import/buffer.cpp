@@ -1,5 +1,5 @@
 #include "layer/param_answer.hpp"
-#include "layer/ext/import.hpp"
+#include "layer/import/buffer.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/exporter.hpp"
 #include "layer/ext/mapping_cache.hpp"
-#include "layer/ext/native_import.hpp"
-#include "layer/ext/properties.hpp"
+#include "layer/import/native.hpp"
+#include "layer/import/request.hpp"
 #include "layer/ext/zero_copy_check.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"

@@ -20,7 +20,7 @@
 // route when the ICD keeps its own storage.  docs/images.md has the routes
 // each ICD got.
 #include "layer/param_answer.hpp"
-#include "layer/ext/image_import.hpp"
+#include "layer/import/image.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -42,9 +42,9 @@
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/exporter.hpp"
-#include "layer/ext/import.hpp"
-#include "layer/ext/native_import.hpp"
-#include "layer/ext/properties.hpp"
+#include "layer/import/buffer.hpp"
+#include "layer/import/native.hpp"
+#include "layer/import/request.hpp"
 #include "layer/ext/tiled_image.hpp"
 #include "layer/ext/zero_copy_check.hpp"
 #include "layer/i915/blt_copy.hpp"

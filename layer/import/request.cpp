@@ -1,4 +1,4 @@
-#include "layer/ext/properties.hpp"
+#include "layer/import/request.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -10,7 +10,7 @@ namespace {
 // Every handle type of the cl_khr_external_memory family (OpenCL-Docs
 // xml/cl.xml, cl_external_memory_handle_type_khr).  Only DMA_BUF is ours:
 // the import entry points hand lists with any other type to the ICD
-// untouched before parsing (layer/ext/native_import.hpp), so the refusal
+// untouched before parsing (layer/import/native.hpp), so the refusal
 // below only answers callers that parse such a list themselves.
 bool is_external_handle_type(cl_mem_properties name) {
     switch (name) {

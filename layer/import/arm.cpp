@@ -1,4 +1,4 @@
-#include "layer/ext/arm_import.hpp"
+#include "layer/import/arm.hpp"
 
 #include <cerrno>
 #include <cstdint>
@@ -7,8 +7,8 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
-#include "layer/ext/import.hpp"
-#include "layer/ext/native_import.hpp"
+#include "layer/import/buffer.hpp"
+#include "layer/import/native.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"

@@ -1,4 +1,4 @@
-#include "layer/ext/native_import.hpp"
+#include "layer/import/native.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -9,7 +9,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/dispatch.hpp"
-#include "layer/ext/import.hpp"
+#include "layer/import/buffer.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 
