@@ -20,9 +20,22 @@
 
 namespace cldmabuf {
 
+// How the ICD's object reaches an import's pages: the import's one route
+// vocabulary, decided once by decide_route() (layer/import/route.hpp).  The
+// values are the public CL_DMA_BUF_ROUTE_*_CLDMABUF answers of
+// CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF (include/CL/cl_ext_cldmabuf.h).
+enum class Route : cl_uint {
+    copy = 0,               // the ICD's own storage, filled on acquire and written back on release
+    host_ptr = 1,           // CL_MEM_USE_HOST_PTR over the layer's mapping (zero-copy)
+    image_from_buffer = 2,  // a USE_HOST_PTR buffer and an image on it (zero-copy)
+};
+
+// The two-valued view of Route that code outside layer/import/ still reads
+// (Import::strategy): zero_copy for every in-place route.  Written only by
+// set_route() (layer/import/record.hpp); new code reads Import::route.
 enum class ImportStrategy {
-    zero_copy,  // the ICD uses our mapping of the dma-buf in place (CL_MEM_USE_HOST_PTR)
-    copy,       // a device buffer, filled on acquire and written back on release
+    zero_copy,
+    copy,
 };
 
 // Who exported a dma-buf, from the exp_name line of /proc/self/fdinfo/<fd>
@@ -74,20 +87,20 @@ struct Import {
     size_t mapping_len = 0;
     bool mapped_writable = false;
     cl_mem_flags flags = 0;        // as the application passed them
-    ImportStrategy strategy = ImportStrategy::zero_copy;
+    Route route = Route::host_ptr;
+    ImportStrategy strategy = ImportStrategy::zero_copy;  // derived from route (set_route)
     std::vector<cl_mem_properties> properties;  // the caller's list, for CL_MEM_PROPERTIES
     std::vector<cl_device_id> devices;          // devices that may use it (handle list or context)
     bool device_list_given = false;
 
-    // Image imports (layer/ext/image_import.cpp): where the pixels sit in the
-    // mapping, for the copies of ImportStrategy::copy (Write/ReadImage).
+    // Image imports (layer/import/image.cpp): where the pixels sit in the
+    // mapping, for the copies of Route::copy (Write/ReadImage).
     struct ImageLayout {
         size_t offset = 0;               // plane offset into the mapping (bytes)
         size_t row_pitch = 0;            // bytes
         size_t slice_pitch = 0;          // bytes (arrays; 0 otherwise)
         size_t region[3] = {0, 0, 0};    // width in pixels, rows, slices/layers
         size_t bytes = 0;                // pixel bytes a full copy moves
-        cl_uint route = 0;               // CL_DMA_BUF_ROUTE_*_CLDMABUF
         cl_mem internal_buffer = nullptr;  // the layer's buffer under an image-from-buffer
         // DRM_FORMAT_MOD_LINEAR (0) unless the dma-buf is X/Y tiled: then
         // offset/row_pitch above describe the tiled surface in the dma-buf,

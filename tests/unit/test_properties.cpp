@@ -2,7 +2,11 @@
 // spec's CL_INVALID_PROPERTY cases.
 #include <catch2/catch_test_macros.hpp>
 
-#include "layer/ext/properties.hpp"
+#include <iterator>
+#include <utility>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/import/request.hpp"
 
 using namespace cldmabuf;
 
@@ -66,4 +70,83 @@ TEST_CASE("CL_INVALID_PROPERTY cases, each with a reason") {
     CHECK(parse({DMABUF, 3, LIST, 0, 0}) == CL_INVALID_PROPERTY);
     CHECK(why.find("no device") != std::string::npos);
     CHECK(parse({0x4216, 1, 0x4216, 2, 0}) == CL_INVALID_PROPERTY);
+}
+
+// ---- the one walker (layer/import/request.hpp) -------------------------------
+
+TEST_CASE("the walker steps over a device list as one entry, ARM lists as pairs") {
+    const cl_mem_properties props[] = {LIST, dev(0x10), dev(0x20), 0, DMABUF, 7, 0x4216, 1, 0};
+    std::vector<std::pair<cl_mem_properties, size_t>> seen;
+    const cl_mem_properties *end = walk_properties(props, [&](const cl_mem_properties *p, size_t words) {
+        seen.emplace_back(p[0], words);
+        return true;
+    });
+    CHECK(seen == std::vector<std::pair<cl_mem_properties, size_t>>{{LIST, 4}, {DMABUF, 2}, {0x4216, 2}});
+    CHECK(end == props + 8);
+
+    // A stop leaves the walk at that entry.
+    CHECK(walk_properties(props, [](const cl_mem_properties *p, size_t) { return p[0] != DMABUF; }) == props + 4);
+
+    // clImportMemoryARM lists have no device list: 0x2051 there is a plain key.
+    const cl_import_properties_arm arm[] = {0x2051, 0, 0x40B2, 0x40B4, 0};
+    size_t pairs = 0;
+    walk_properties(arm, [&](const cl_import_properties_arm *, size_t words) {
+        pairs += words == 2;
+        return true;
+    });
+    CHECK(pairs == 2);
+}
+
+TEST_CASE("a device handle inside a device list is never read as a property name") {
+    const cl_mem_properties looks_like_layer[] = {DMABUF, 3, LIST, dev(CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF), 0, 0};
+    CHECK_FALSE(uses_layer_properties(looks_like_layer));
+    const cl_mem_properties layer[] = {DMABUF, 3, CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF, 4096, 0};
+    CHECK(uses_layer_properties(layer));
+}
+
+TEST_CASE("image requests take the layer's entries; buffer requests leave them to the ICD") {
+    const cl_mem_properties props[] = {DMABUF,
+                                       5,
+                                       CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,
+                                       8192,
+                                       CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
+                                       0x0100000000000001ull,
+                                       CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF,
+                                       CL_TRUE,
+                                       0x4216,
+                                       1,
+                                       0};
+    ImportProperties image;
+    std::string why;
+    REQUIRE(parse_import_request(props, RequestKind::image, &image, &why) == CL_SUCCESS);
+    CHECK(image.fd == 5);
+    CHECK(image.layer.plane_offset == 8192);
+    CHECK(image.layer.has_modifier);
+    CHECK(image.layer.modifier == 0x0100000000000001ull);
+    CHECK(image.layer.allow_tiled);
+    CHECK_FALSE(image.layer.assume_linear);
+    CHECK(image.passthrough == std::vector<cl_mem_properties>{0x4216, 1, 0});
+    // CL_MEM_PROPERTIES answers the caller's whole list, the layer's entries included.
+    CHECK(image.original == std::vector<cl_mem_properties>(std::begin(props), std::end(props)));
+
+    ImportProperties buffer;
+    REQUIRE(parse_import_request(props, RequestKind::buffer, &buffer, &why) == CL_SUCCESS);
+    CHECK_FALSE(buffer.layer.has_modifier);
+    CHECK(buffer.passthrough.size() == 9);  // three layer pairs, the ICD's pair, the 0
+}
+
+TEST_CASE("the layer's image properties: CL_INVALID_PROPERTY cases") {
+    ImportProperties out;
+    std::string why;
+    auto parse = [&](std::vector<cl_mem_properties> p) {
+        why.clear();
+        return parse_import_request(p.data(), RequestKind::image, &out, &why);
+    };
+    CHECK(parse({DMABUF, 3, CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, 2, 0}) == CL_INVALID_PROPERTY);
+    CHECK(why.find("CL_TRUE or CL_FALSE") != std::string::npos);
+    CHECK(parse({DMABUF, 3, CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF, 7, 0}) == CL_INVALID_PROPERTY);
+    CHECK(parse({DMABUF, 3, CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF, 0, CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF, 64, 0}) ==
+          CL_INVALID_PROPERTY);
+    CHECK(why.find("twice") != std::string::npos);
+    CHECK(parse({DMABUF, 3, CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF, CL_FALSE, 0}) == CL_SUCCESS);
 }

@@ -19,7 +19,7 @@ namespace cldmabuf::info {
 namespace {
 
 // CLDMABUF_DMABUF_IMPORT=layer: the layer imports even where the ICD can
-// (the same reading as layer/ext/native_import.cpp's dmabuf_importer()).
+// (the same reading as layer/import/native.cpp's dmabuf_importer()).
 bool dmabuf_import_forced_to_layer() {
     const char *v = std::getenv("CLDMABUF_DMABUF_IMPORT");
     return v && !std::strcmp(v, "layer");
@@ -74,8 +74,8 @@ const char *env_or(const char *name, const char *fallback) {
     return v && *v ? v : fallback;
 }
 
-// The rule of layer/ext/import.cpp (strategy_choice, device_shares_host_memory,
-// pick_strategy), restated for one device: the tool cannot reach the layer's
+// The rule of layer/import/route.cpp (route_policy, device_shares_host_memory,
+// decide_route), restated for one device: the tool cannot reach the layer's
 // internals through the loader.  With --fd the route is measured instead (an
 // import, then CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF).
 void predict_route(const ClDevice &d, Json *dev) {
@@ -226,7 +226,7 @@ Json build_report(const Options &opt, int *exit_code) {
                 dev.set("icd_import_handle_types", hex_types(id->import_types));
                 // Handle types the ICD offers that the layer's answer hides:
                 // the layer takes every external-memory import and refuses
-                // all but DMA_BUF (layer/ext/properties.cpp).
+                // all but DMA_BUF (layer/import/request.cpp).
                 Json hidden = Json::array();
                 for (uint64_t t : id->import_types) {
                     bool kept = false;
@@ -252,7 +252,7 @@ Json build_report(const Options &opt, int *exit_code) {
                 dev.set("route", "forwarded to the ICD");
                 dev.set("route_reason", "the layer is not loaded; the ICD's own cl_khr_external_memory_dma_buf imports");
             } else if (icd_native && !dmabuf_import_forced_to_layer()) {
-                // layer/ext/native_import.hpp: the ICD's own dma-buf import wins
+                // layer/import/native.hpp: the ICD's own dma-buf import wins
                 // unless CLDMABUF_DMABUF_IMPORT=layer.
                 dev.set("route", "forwarded to the ICD");
                 dev.set("route_reason", "the ICD imports DMA_BUF itself; the layer hands it the import untouched "

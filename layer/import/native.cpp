@@ -1,4 +1,4 @@
-#include "layer/ext/native_import.hpp"
+#include "layer/import/native.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -9,7 +9,8 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/dispatch.hpp"
-#include "layer/ext/import.hpp"
+#include "layer/import/devices.hpp"
+#include "layer/import/request.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
@@ -22,21 +23,18 @@ enum class Owner { nobody, layer_dmabuf, icd_handle };
 // Who the handle in `props` belongs to: no handle, a dma-buf (the layer's
 // unless the ICD imports them), or another type (always the ICD's).
 Owner handle_owner(const cl_mem_properties *props, cl_mem_properties *type) {
-    for (const cl_mem_properties *p = props; p && *p;) {
-        if (p[0] == CL_MEM_DEVICE_HANDLE_LIST_KHR) {
-            for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {}
-            ++p;
-            continue;
-        }
-        if (p[0] == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) return Owner::layer_dmabuf;
-        // Every handle type of cl_khr_external_memory (xml/cl.xml: 0x2060-0x2069).
-        if (p[0] >= 0x2060 && p[0] <= 0x2069) {
+    Owner owner = Owner::nobody;
+    walk_properties(props, [&](const cl_mem_properties *p, size_t) {
+        if (p[0] == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) {
+            owner = Owner::layer_dmabuf;
+        } else if (p[0] >= 0x2060 && p[0] <= 0x2069) {
+            // Every handle type of cl_khr_external_memory (xml/cl.xml: 0x2060-0x2069).
             *type = p[0];
-            return Owner::icd_handle;
+            owner = Owner::icd_handle;
         }
-        p += 2;
-    }
-    return Owner::nobody;
+        return owner == Owner::nobody;
+    });
+    return owner;
 }
 
 // The devices an import concerns: its CL_MEM_DEVICE_HANDLE_LIST_KHR, else
@@ -45,18 +43,18 @@ Owner handle_owner(const cl_mem_properties *props, cl_mem_properties *type) {
 std::vector<cl_device_id> import_devices(cl_context context, const cl_mem_properties *props) {
     std::vector<cl_device_id> context_list, listed;
     if (context_devices(context, &context_list) != CL_SUCCESS) return {};
-    for (const cl_mem_properties *p = props; p && *p;) {
-        if (p[0] != CL_MEM_DEVICE_HANDLE_LIST_KHR) {
-            p += 2;
-            continue;
-        }
-        for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {
-            const auto device = reinterpret_cast<cl_device_id>(*p);
-            if (!device_in(context_list, device)) return {};
+    bool foreign = false;
+    walk_properties(props, [&](const cl_mem_properties *p, size_t words) {
+        if (p[0] != CL_MEM_DEVICE_HANDLE_LIST_KHR) return true;
+        for (size_t i = 1; i + 1 < words; ++i) {
+            const auto device = reinterpret_cast<cl_device_id>(p[i]);
+            foreign = !device_in(context_list, device);
+            if (foreign) return false;
             listed.push_back(device);
         }
-        ++p;
-    }
+        return true;
+    });
+    if (foreign) return {};
     return listed.empty() ? context_list : listed;
 }
 
@@ -100,22 +98,9 @@ bool handle_type_unsupported(cl_context context, const cl_mem_properties *props,
     return false;
 }
 
-// The layer's own property names (include/CL/cl_ext_cldmabuf.h, 0x10C00..):
-// plane offset, modifier, tiling consent.  The ICD would refuse them, so a
-// list that uses them stays with the layer (layer/egl imports this way).
-bool uses_layer_properties(const cl_mem_properties *props) {
-    for (const cl_mem_properties *p = props; p && *p;) {
-        if (p[0] == CL_MEM_DEVICE_HANDLE_LIST_KHR) {
-            for (++p; *p != CL_MEM_DEVICE_HANDLE_LIST_END_KHR; ++p) {}
-            ++p;
-            continue;
-        }
-        if (p[0] >= CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF && p[0] <= CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF) return true;
-        p += 2;
-    }
-    return false;
-}
-
+// A list with the layer's own property names (uses_layer_properties,
+// layer/import/request.hpp: plane offset, modifier, tiling consent) stays
+// with the layer: the ICD would refuse them (layer/egl imports this way).
 bool icd_imports_dmabuf_for(cl_context context, const cl_mem_properties *props) {
     if (dmabuf_importer() == DmabufImporter::layer || uses_layer_properties(props)) return false;
     const std::vector<cl_device_id> devices = import_devices(context, props);
@@ -123,24 +108,6 @@ bool icd_imports_dmabuf_for(cl_context context, const cl_mem_properties *props) 
     for (cl_device_id d : devices)
         if (!icd_imports_dmabuf(d)) return false;
     return true;
-}
-
-bool has_word(const std::string &list, const char *word) {
-    const size_t len = std::strlen(word);
-    for (size_t pos = list.find(word); pos != std::string::npos; pos = list.find(word, pos + 1))
-        if ((pos == 0 || list[pos - 1] == ' ') && (pos + len == list.size() || list[pos + len] == ' ' ||
-                                                   list[pos + len] == '\0'))
-            return true;
-    return false;
-}
-
-bool icd_device_has_extension(cl_device_id device, const char *name) {
-    size_t bytes = 0;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, nullptr, &bytes) != CL_SUCCESS || !bytes) return false;
-    std::string list(bytes, '\0');
-    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, bytes, list.data(), nullptr) != CL_SUCCESS) return false;
-    list.resize(std::strlen(list.c_str()));
-    return has_word(list, name);
 }
 
 cl_platform_id device_platform(cl_device_id device) {
@@ -251,14 +218,16 @@ bool native_image_import(cl_context context, const cl_mem_properties *properties
 bool native_arm_import(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties,
                        void *memory, size_t size, cl_int *errcode_ret, cl_mem *out) {
     bool dmabuf = false;
-    for (const cl_import_properties_arm *p = properties; p && *p; p += 2)
+    walk_properties(properties, [&](const cl_import_properties_arm *p, size_t) {
         if (p[0] == CL_IMPORT_TYPE_ARM) dmabuf = p[1] == CL_IMPORT_TYPE_DMA_BUF_ARM;
-    // Other memory types are forwarded by layer/ext/arm_import.cpp already.
+        return true;
+    });
+    // Other memory types are forwarded by layer/import/arm.cpp already.
     if (!dmabuf || dmabuf_importer() == DmabufImporter::layer) return false;
     std::vector<cl_device_id> devices;
     if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return false;
     for (cl_device_id d : devices)
-        if (!icd_device_has_extension(d, "cl_arm_import_memory_dma_buf")) return false;
+        if (!device_has_extension(d, "cl_arm_import_memory_dma_buf")) return false;
     using Fn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *, void *, size_t,
                                      cl_int *);
     auto icd = reinterpret_cast<Fn>(

@@ -1,4 +1,4 @@
-#include "layer/ext/arm_import.hpp"
+#include "layer/import/arm.hpp"
 
 #include <cerrno>
 #include <cstdint>
@@ -7,8 +7,10 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
-#include "layer/ext/import.hpp"
-#include "layer/ext/native_import.hpp"
+#include "layer/import/devices.hpp"
+#include "layer/import/refuse.hpp"
+#include "layer/import/request.hpp"
+#include "layer/import/native.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -34,8 +36,7 @@ cl_int parse_arm_import_properties(const cl_import_properties_arm *props, ArmImp
         *dst = v == CL_TRUE;
         return true;
     };
-    for (const cl_import_properties_arm *p = props; *p; p += 2) {
-        const cl_import_properties_arm key = p[0], value = p[1];
+    auto take = [&](cl_import_properties_arm key, cl_import_properties_arm value) -> cl_int {
         switch (key) {
         case CL_IMPORT_TYPE_ARM:
             if (repeated(seen_type, "CL_IMPORT_TYPE_ARM")) return CL_INVALID_PROPERTY;
@@ -60,8 +61,14 @@ cl_int parse_arm_import_properties(const cl_import_properties_arm *props, ArmImp
             *why = "unknown clImportMemoryARM property " + std::to_string(key);
             return CL_INVALID_PROPERTY;
         }
-    }
-    return CL_SUCCESS;
+        return CL_SUCCESS;
+    };
+    cl_int err = CL_SUCCESS;
+    walk_properties(props, [&](const cl_import_properties_arm *p, size_t) {
+        err = take(p[0], p[1]);
+        return err == CL_SUCCESS;
+    });
+    return err;
 }
 
 namespace {
@@ -149,7 +156,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
             kernel().close(fd);
         }
     }
-    if (import && import->strategy != ImportStrategy::zero_copy) {
+    if (import && import->route == Route::copy) {
         // "It will never fall back to copy operations ... instead producing
         // an error when mapping is not possible."  Releasing the object
         // closes the duplicate.

@@ -1,0 +1,33 @@
+// Import of a dma-buf fd into a buffer (clCreateBufferWithProperties), and
+// the names other parts of the layer used from layer/ext/import.hpp before
+// the import moved here (issue #15): they are declared in the pipeline's
+// own headers, included below.
+#pragma once
+
+#include "layer/cl_compat.h"
+#include "layer/import/devices.hpp"
+#include "layer/import/record.hpp"
+#include "layer/import/refuse.hpp"
+#include "layer/import/route.hpp"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+
+// The layer's clCreateBufferWithProperties and clCreateSubBuffer.
+cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
+                                                 cl_mem_flags flags, size_t size, void *host_ptr,
+                                                 cl_int *errcode_ret);
+cl_mem CL_API_CALL create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                                     const void *info, cl_int *errcode_ret);
+
+// A CL_MEM_READ_ONLY import (or a sub-buffer of one) that the ICD uses in
+// place over the layer's read-only mapping: host-enqueued writes into it
+// (write, fill, a copy into it, a CL_MAP_WRITE map) would make the ICD write
+// read-only memory, so they must be refused with CL_INVALID_OPERATION
+// (layer/ext/read_only_guard.cpp).
+bool import_refuses_host_writes(cl_mem mem);
+// Wraps the write, fill, copy and map slots of `table` as they are when
+// called: install after every other override of those slots.
+void install_read_only_guard(cl_icd_dispatch &table);
+
+}  // namespace cldmabuf

@@ -1,0 +1,144 @@
+#include "layer/import/record.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "layer/dispatch.hpp"
+#include "layer/ext/dmabuf.hpp"
+#include "layer/ext/exporter.hpp"
+#include "layer/ext/mapping_cache.hpp"
+#include "layer/log.hpp"
+#include "layer/stats.hpp"
+
+namespace cldmabuf {
+
+int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags) {
+    const long page = sysconf(_SC_PAGESIZE);
+    const size_t len = (bytes + page - 1) / page * page;
+    // A CL_MEM_READ_ONLY object is only read by devices: the layer's mapping
+    // (which the ICD uses in place) is read-only too, so nothing through it
+    // can write the producer's buffer.  The copy route never writes such
+    // an object back (acquire_release.cpp skips CL_MEM_READ_ONLY on release).
+    const bool writable = !(flags & CL_MEM_READ_ONLY);
+    void *map = acquire_mapping(fd, len, writable, &import.mapping_len);
+    if (map == MAP_FAILED) return errno;
+    import.mapped_writable = writable;
+    import.mapping = map;
+    return 0;
+}
+
+void unmap_dmabuf(Import &import, bool keep) {
+    if (!import.mapping) return;
+    release_mapping(import.mapping, import.mapping_len, keep);
+    import.mapping = nullptr;
+}
+
+void set_route(Import &import, Route route) {
+    import.route = route;
+    import.strategy = route == Route::copy ? ImportStrategy::copy : ImportStrategy::zero_copy;
+}
+
+PendingImport::~PendingImport() {
+    if (committed_) return;
+    unmap_dmabuf(*import_, false);
+    if (adopted_) drop_dmabuf_dup(*import_);
+}
+
+cl_int adopt_import_fd(PendingImport &pending, const ImportProperties &props, std::string *why) {
+    if (int err = adopt_dmabuf_fd(*pending, props.fd); err != 0) {
+        *why = "cannot duplicate dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(-err);
+        return CL_OUT_OF_RESOURCES;
+    }
+    pending.adopted_ = true;
+    set_exporter(*pending, identify_exporter(pending->fd));
+    return CL_SUCCESS;
+}
+
+void fill_import(Import &import, cl_context context, ImportProperties &props, uint64_t dmabuf_bytes, size_t size,
+                 cl_mem_flags flags, const std::vector<cl_device_id> &devices) {
+    import.context = context;
+    import.dmabuf_size = dmabuf_bytes;
+    import.size = size;
+    import.flags = flags;
+    import.properties = std::move(props.original);
+    import.device_list_given = props.has_device_list;
+    import.devices = devices;
+}
+
+namespace {
+
+// The ICD no longer touches the mapping (its own destructor callbacks ran
+// before ours, which were registered earlier): give back what the import
+// holds: GEM handle, tiled shadow, mapping, the fds.
+void teardown(Import &import) {
+    {
+        std::lock_guard lock(import.backend_mutex);
+        import.backend.reset();
+    }
+    import.tiled.reset();  // the ICD's image over the shadow is gone
+    const size_t mapped = import.mapping_len;
+    unmap_dmabuf(import);  // layer/ext/mapping_cache may keep it for the next import
+    const int dup = import.fd, app = import.app_fd;
+    const bool closed_app = close_import_fds(import);
+    LOG_DEBUG("import %p destroyed: released the mapping (%zu bytes), closed the layer's fd %d%s%d",
+              static_cast<void *>(import.mem), mapped, dup,
+              closed_app ? " and the application's fd " : "; left the application's number alone: ", app);
+}
+
+// The object is gone.  Without an internal buffer nothing uses the mapping
+// any more; with one, the buffer (released by the image last) tears down.
+void CL_CALLBACK on_import_destroyed(cl_mem mem, void *) {
+    std::shared_ptr<Import> import = imports().remove(mem);
+    if (import && !import->image.internal_buffer) teardown(*import);
+}
+
+void CL_CALLBACK on_internal_buffer_destroyed(cl_mem, void *user_data) {
+    auto *holder = static_cast<std::shared_ptr<Import> *>(user_data);
+    teardown(**holder);
+    delete holder;
+}
+
+}  // namespace
+
+cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer) {
+    auto undo = [&] {
+        // on_import_destroyed runs on this release but finds nothing registered.
+        next().clReleaseMemObject(mem);
+        if (internal_buffer) next().clReleaseMemObject(internal_buffer);
+        return CL_OUT_OF_RESOURCES;
+    };
+    pending->mem = mem;
+    if (next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, nullptr) != CL_SUCCESS) return undo();
+    if (internal_buffer) {
+        // The buffer outlives the image (which holds it); it closes the import.
+        auto *holder = new std::shared_ptr<Import>(pending.shared());
+        if (next().clSetMemObjectDestructorCallback(internal_buffer, on_internal_buffer_destroyed, holder) !=
+            CL_SUCCESS) {
+            delete holder;
+            return undo();
+        }
+        pending->image.internal_buffer = internal_buffer;
+        next().clReleaseMemObject(internal_buffer);  // the image keeps it alive
+    }
+    imports().add(pending.shared());
+    pending.committed();  // the destructor callbacks close it now
+    return CL_SUCCESS;
+}
+
+void count_import(const Import &import, size_t bytes) {
+    stats().imports++;
+    if (import.tiled) {
+        stats().tiled_imports++;
+    } else if (import.route != Route::copy) {
+        stats().zero_copy_imports++;
+        stats().zero_copy_bytes += bytes;
+    } else {
+        stats().copy_imports++;
+        stats().host_bytes_copied += bytes;
+    }
+}
+
+}  // namespace cldmabuf

@@ -1,0 +1,70 @@
+// The registry record of an import (layer/registry.hpp Import), written once
+// for buffers and images: the fields every import has, the mapping, the
+// route, the commit into the registry with its destructor callbacks, the
+// stats, and the teardown when the ICD destroys the object.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "layer/cl_compat.h"
+#include "layer/import/request.hpp"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+
+// Maps the first `bytes` of the import's dma-buf (page-rounded) into
+// import->mapping: writable when the fd allows it, read-only for an object
+// the device only reads.  0 or errno.
+int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags);
+// Gives the mapping back (layer/ext/mapping_cache): kept for a later import
+// of the same dma-buf when `keep` and CLDMABUF_MAP_CACHE_MB allows, else
+// unmapped.  Failed imports pass keep = false.
+void unmap_dmabuf(Import &import, bool keep = true);
+
+// The route and the two-valued Import::strategy other code reads.
+void set_route(Import &import, Route route);
+
+// An import on its way: until commit_import() succeeds, dropping it undoes
+// what was taken (the mapping, the layer's dup of the fd; never the
+// application's fd).
+class PendingImport {
+public:
+    PendingImport() : import_(std::make_shared<Import>()) {}
+    PendingImport(const PendingImport &) = delete;
+    PendingImport &operator=(const PendingImport &) = delete;
+    ~PendingImport();
+    Import &operator*() const { return *import_; }
+    Import *operator->() const { return import_.get(); }
+    const std::shared_ptr<Import> &shared() const { return import_; }
+    void committed() { committed_ = true; }
+
+private:
+    std::shared_ptr<Import> import_;
+    bool committed_ = false;
+    bool adopted_ = false;
+    friend cl_int adopt_import_fd(PendingImport &, const ImportProperties &, std::string *);
+};
+
+// The layer's own duplicate of the application's fd from here on
+// (docs/layer-rules.md, "Who owns the fd"), and the exporter behind it.
+// CL_OUT_OF_RESOURCES with a reason when the fd cannot be duplicated.
+cl_int adopt_import_fd(PendingImport &pending, const ImportProperties &props, std::string *why);
+
+// What every import records, from its request.
+void fill_import(Import &import, cl_context context, ImportProperties &props, uint64_t dmabuf_bytes, size_t size,
+                 cl_mem_flags flags, const std::vector<cl_device_id> &devices);
+
+// Registers the destructor callbacks (on `mem`, and on the layer's
+// `internal_buffer` under an image, which the image keeps alive and which
+// then closes the import) and adds the record.  On failure releases `mem`
+// and `internal_buffer` and returns CL_OUT_OF_RESOURCES; the pending import
+// then undoes the rest.
+cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer);
+
+// The stats of a successful import; `bytes` are the bytes a device copy moves.
+void count_import(const Import &import, size_t bytes);
+
+}  // namespace cldmabuf
