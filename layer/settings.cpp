@@ -141,7 +141,9 @@ void parse_file(const std::string &path, const std::string &text, const std::vec
         const size_t eq = line.find('=');
         const std::string key = trim(std::string_view(line).substr(0, eq == std::string::npos ? 0 : eq));
         if (eq == std::string::npos || key.rfind(kPrefix, 0) != 0 || key.size() == sizeof kPrefix - 1) {
-            out->refusals.push_back("settings file " + where + ": malformed line \"" + line +
+            // Quoted short: the log line must fit log_line's buffer with its advice intact.
+            const std::string shown = line.size() > 80 ? line.substr(0, 77) + "..." : line;
+            out->refusals.push_back("settings file " + where + ": malformed line \"" + shown +
                                     "\" (expected cldmabuf.<key> = <value>); line ignored");
             continue;
         }

@@ -177,10 +177,11 @@ TEST_CASE("settings: each refused file line gets one log line with file:line, th
                                            "cldmabuf.settings_file = /x\n"        // 5: environment only
                                            "cldmabuf.fence_timeout_ms = 1e3\n"    // 6: not an integer
                                            "cldmabuf.blt_node =\n"                // 7: empty value
-                                           "cldmabuf.blt = off\n");               // 8: valid
+                                           "cldmabuf.blt = off\n"                 // 8: valid
+                                           + std::string(2000, 'x') + "\n");        // 9: malformed, long
     scratch.env["CLDMABUF_SETTINGS_FILE"] = file;
     const auto lines = unit::reload_and_capture(scratch.inputs());
-    REQUIRE(lines.size() == 7);
+    REQUIRE(lines.size() == 8);
     CHECK(lines[0] == "cldmabuf: error: setting cldmabuf.log=loud (" + file +
                           ":1) refused: accepted none, off, error, warn, warning, info, debug; using the default "
                           "(error)");
@@ -195,6 +196,8 @@ TEST_CASE("settings: each refused file line gets one log line with file:line, th
     CHECK_THAT(lines[5], ContainsSubstring("cldmabuf.fence_timeout_ms=1e3 (" + file + ":6)"));
     CHECK_THAT(lines[5], ContainsSubstring("accepted an integer 0..3599999; using the default (1000)"));
     CHECK_THAT(lines[6], ContainsSubstring("cldmabuf.blt_node= (" + file + ":7) refused: accepted a non-empty path"));
+    // A long line is quoted short, so the advice at the end of the log line survives.
+    CHECK_THAT(lines[7], ContainsSubstring(":9: malformed line \"" + std::string(77, 'x') + "...\" (expected"));
     CHECK(setting("CLDMABUF_LOG") == nullptr);
     CHECK(setting("CLDMABUF_FENCE_TIMEOUT_MS") == nullptr);
     CHECK(std::string(setting("CLDMABUF_BLT")) == "off");
