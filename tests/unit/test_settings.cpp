@@ -283,3 +283,12 @@ TEST_CASE("settings: a name not in the table is read from the environment as bef
     ::unsetenv("CLDMABUF_UNIT_NOT_A_SETTING");
     CHECK(setting("CLDMABUF_UNIT_NOT_A_SETTING") == nullptr);
 }
+
+TEST_CASE("settings: the log level comes from the settings file (log.cpp reads setting())") {
+    unit::SettingsScratch scratch;
+    scratch.env["CLDMABUF_SETTINGS_FILE"] = scratch.write("s.txt", "cldmabuf.log = debug\n");
+    reload_settings(scratch.inputs());
+    set_log_level(static_cast<LogLevel>(-1));  // forget the cached level: the next call reads it again
+    CHECK(log_level() == LogLevel::debug);
+    set_log_level(LogLevel::none);
+}
