@@ -10,6 +10,7 @@
 #include "layer/cl_compat.h"
 #include "layer/dispatch.hpp"
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 #include "layer/stats.hpp"
 #include "layer/worker.hpp"
 
@@ -21,6 +22,7 @@ constexpr char layer_name[] = "cldmabuf: cl_khr_external_memory_dma_buf for any 
 
 cl_int init_common(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
                    cl_uint *num_entries_out, const cl_icd_dispatch **layer_dispatch_ret) {
+    cldmabuf::validate_settings();  // every refused setting is logged now, not at its first use
     if (!target_dispatch || !layer_dispatch_ret || !num_entries_out) return CL_INVALID_VALUE;
     *layer_dispatch_ret = cldmabuf::init_dispatch(target_dispatch, num_entries);
     *num_entries_out = sizeof(cl_icd_dispatch) / sizeof(void *);

@@ -1,5 +1,7 @@
 #include "layer/log.hpp"
 
+#include "layer/settings.hpp"
+
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -35,7 +37,7 @@ const char *level_name(LogLevel l) {
 LogLevel log_level() {
     int l = level.load(std::memory_order_relaxed);
     if (l < 0) {
-        l = static_cast<int>(parse_level(std::getenv("CLDMABUF_LOG")));
+        l = static_cast<int>(parse_level(setting("CLDMABUF_LOG")));
         level.store(l, std::memory_order_relaxed);
     }
     return static_cast<LogLevel>(l);

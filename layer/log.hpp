@@ -5,7 +5,7 @@ namespace cldmabuf {
 
 enum class LogLevel : int { none = 0, error = 1, warn = 2, info = 3, debug = 4 };
 
-// Parsed once from the environment (default: error).
+// Parsed once from the settings (layer/settings.hpp; default: error).
 LogLevel log_level();
 // Tests override the level (and re-read the environment with reset).
 void set_log_level(LogLevel level);

@@ -1,0 +1,101 @@
+// The one table of every setting, and what is derived from it (file keys,
+// accepted values, the docs table).  docs/user-guide.md's "## Settings" table
+// is settings_markdown() verbatim; tests/unit/test_settings_table.cpp keeps
+// the two, and the CLDMABUF_ names read in layer/, equal.
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <string>
+
+#include "layer/settings.hpp"
+
+namespace cldmabuf {
+namespace {
+
+using K = SettingKind;
+
+// Order: where the file lookup starts, then the user guide's order
+// (logging, import, hand-off, mapping cache, blitter, EGL).
+const SettingSpec table[] = {
+    {"CLDMABUF_SETTINGS_FILE", K::path, nullptr, 0, 0,
+     "`$XDG_CONFIG_HOME/cldmabuf/settings.txt` (or `~/.config/...`), then `/etc/cldmabuf/settings.txt`",
+     "the settings file to read (environment only; it must exist)", true},
+    {"CLDMABUF_LOG", K::word, "none|off|error|warn|warning|info|debug", 0, 0, "`error`",
+     "one line per event on stderr at this level and above (`off` is `none`, `warning` is `warn`)"},
+    {"CLDMABUF_STATS", K::flag, nullptr, 0, 0, "`0`", "`1`: summary line at exit"},
+    {"CLDMABUF_IMPORT", K::word, "auto|zero-copy|zerocopy|copy", 0, 0, "`auto`",
+     "`copy` forces the device-copy route, `zero-copy` forces `USE_HOST_PTR`"},
+    {"CLDMABUF_DMABUF_IMPORT", K::word, "icd|layer", 0, 0, "`icd`",
+     "where the ICD imports dma-bufs itself it gets the import; `layer` keeps it in the layer ([icds.md](icds.md))"},
+    {"CLDMABUF_ZERO_COPY_CHECK", K::word, "on|off|fail", 0, 0, "`on`",
+     "`off` trusts `CL_DEVICE_HOST_UNIFIED_MEMORY` without checking the ICD uses the pages in place; "
+     "`fail` (tests) takes every checked device as copying"},
+    {"CLDMABUF_STAGING", K::word, "auto|pinned|off", 0, 0, "`auto`",
+     "copy route through two pinned 8 MiB slots: `auto` on devices without host-unified memory, `pinned`, `off`"},
+    {"CLDMABUF_COPY_THREADS", K::integer, nullptr, 1, 64, "half the CPUs, 1 to 8",
+     "threads for the copy route's CPU copies of 2 MiB and more (layer/parallel_copy.hpp)"},
+    {"CLDMABUF_FENCE_TIMEOUT_MS", K::integer, nullptr, 0, 3600 * 1000 - 1, "`1000`",
+     "bound on every fence wait, in milliseconds"},
+    {"CLDMABUF_FAILED_EVENTS", K::word, "propagate|sidetable", 0, 0, "per ICD",
+     "`propagate` (a failed step fails the ICD's commands behind it) or `sidetable` ([layer-rules.md](layer-rules.md))"},
+    {"CLDMABUF_MAP_CACHE_MB", K::integer, nullptr, 0, 1 << 20, "`0`",
+     "keep up to N MiB of idle dma-buf mappings for re-imports ([benchmarks.md](benchmarks.md))"},
+    {"CLDMABUF_BLT", K::word, "on|off", 0, 0, "`on`", "`off`: no blitter, copies go to the ICD"},
+    {"CLDMABUF_BLT_NODE", K::path, nullptr, 0, 0, "scan `/dev/dri/renderD*`",
+     "the render node to use for the blitter"},
+    {"CLDMABUF_BLT_EXPORTERS", K::word, "own|any", 0, 0, "`own`",
+     "`any`: the blitter also takes dma-bufs other exporters made"},
+    {"CLDMABUF_EGL", K::word, "auto|force|off", 0, 0, "`auto`",
+     "`force` takes the GL/EGL calls over even where the ICD has them; `off` leaves EGL interop out "
+     "([egl.md](egl.md))"},
+    {"CLDMABUF_EGL_LIB", K::path, nullptr, 0, 0, "`libEGL.so.1`", "the libEGL to load (a path or a library name)"},
+    {"CLDMABUF_EGL_FORCE_COPY", K::flag, nullptr, 0, 0, "`0`",
+     "`1` (tests): treat every EGL export as tiled, so the GPU copy path runs; read on every import", false,
+     true},
+};
+
+}  // namespace
+
+std::span<const SettingSpec> setting_table() { return table; }
+
+const SettingSpec *find_setting(std::string_view env_name) {
+    for (const SettingSpec &s : table)
+        if (env_name == s.env) return &s;
+    return nullptr;
+}
+
+std::string setting_file_key(const SettingSpec &spec) {
+    std::string key(spec.env + std::char_traits<char>::length("CLDMABUF_"));
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+    return key;
+}
+
+std::string setting_accepted(const SettingSpec &spec) {
+    switch (spec.kind) {
+    case SettingKind::word: {
+        std::string out(spec.words);
+        for (size_t at = out.find('|'); at != std::string::npos; at = out.find('|', at)) out.replace(at, 1, ", ");
+        return out;
+    }
+    case SettingKind::integer:
+        return "an integer " + std::to_string(spec.min) + ".." + std::to_string(spec.max);
+    case SettingKind::flag: return "1, 0, on, off, true, false, yes, no";
+    case SettingKind::path: return "a non-empty path";
+    }
+    return {};
+}
+
+std::string settings_markdown() {
+    std::string out =
+        "| variable | settings file | accepted | default | effect |\n"
+        "|---|---|---|---|---|\n";
+    for (const SettingSpec &s : table) {
+        const std::string key = s.env_only ? std::string("(environment only)")
+                                           : "`cldmabuf." + setting_file_key(s) + "`";
+        out += "| `" + std::string(s.env) + "` | " + key + " | " + setting_accepted(s) + " | " + s.default_text +
+               " | " + s.effect + " |\n";
+    }
+    return out;
+}
+
+}  // namespace cldmabuf
