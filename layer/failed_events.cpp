@@ -8,6 +8,7 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -80,7 +81,7 @@ FailureMode failure_mode(cl_command_queue queue) {
     const std::string name = platform_string(platform, CL_PLATFORM_NAME);
     const std::string version = platform_string(platform, CL_PLATFORM_VERSION);
     std::string why;
-    const FailureMode mode = decide_failure_mode(name, version, std::getenv("CLDMABUF_FAILED_EVENTS"), &why);
+    const FailureMode mode = decide_failure_mode(name, version, setting("CLDMABUF_FAILED_EVENTS"), &why);
     std::lock_guard lock(modes_mutex);
     if (modes->emplace(platform, mode).second)
         LOG_INFO("failed host steps on \"%s\" (%s): %s (%s)", name.c_str(), version.c_str(),

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -87,7 +88,7 @@ unsigned default_threads() {
 
 unsigned copy_threads() {
     static const unsigned n = [] {
-        const char *v = std::getenv("CLDMABUF_COPY_THREADS");
+        const char *v = setting("CLDMABUF_COPY_THREADS");
         if (!v || !*v) return default_threads();
         char *end = nullptr;
         const long parsed = std::strtol(v, &end, 10);

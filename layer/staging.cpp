@@ -21,12 +21,13 @@
 #include "layer/parallel_copy.hpp"
 #include "layer/stats.hpp"
 #include "layer/worker.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 
 StagingChoice staging_choice() {
     static const StagingChoice choice = [] {
-        const char *v = std::getenv("CLDMABUF_STAGING");
+        const char *v = setting("CLDMABUF_STAGING");
         if (v && !std::strcmp(v, "pinned")) return StagingChoice::pinned;
         if (v && !std::strcmp(v, "off")) return StagingChoice::off;
         if (v && *v && std::strcmp(v, "auto"))

@@ -1,4 +1,5 @@
 #include "layer/stats.hpp"
+#include "layer/settings.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -44,7 +45,7 @@ std::string Stats::summary() const {
 }
 
 bool stats_enabled() {
-    const char *v = std::getenv("CLDMABUF_STATS");
+    const char *v = setting("CLDMABUF_STATS");
     return v && *v && std::string(v) != "0";
 }
 

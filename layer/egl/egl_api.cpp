@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -29,7 +30,7 @@ void proc(const char *name, T *out) {
 }
 
 void load() {
-    const char *path = std::getenv("CLDMABUF_EGL_LIB");
+    const char *path = setting("CLDMABUF_EGL_LIB");
     if (!path || !*path) path = "libEGL.so.1";
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {

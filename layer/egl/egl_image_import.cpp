@@ -15,6 +15,7 @@
 #include "layer/egl/refusal.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf::egl {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 // path runs on drivers that export LINEAR (tests on llvmpipe).  Read on each
 // import: tests switch it within one process.
 bool force_copy() {
-    const char *v = std::getenv("CLDMABUF_EGL_FORCE_COPY");
+    const char *v = setting("CLDMABUF_EGL_FORCE_COPY");
     return v && *v == '1';
 }
 

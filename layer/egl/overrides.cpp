@@ -19,12 +19,13 @@
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 
 EglMode egl_mode() {
     static const EglMode mode = [] {
-        const char *v = std::getenv("CLDMABUF_EGL");
+        const char *v = setting("CLDMABUF_EGL");
         if (!v || !*v || !std::strcmp(v, "auto")) return EglMode::automatic;
         if (!std::strcmp(v, "force")) return EglMode::force;
         if (!std::strcmp(v, "off")) return EglMode::off;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "layer/kernel_ops.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 
@@ -101,7 +102,7 @@ bool close_import_fds(Import &import) {
 
 int fence_timeout_ms() {
     static const int value = [] {
-        const char *v = std::getenv("CLDMABUF_FENCE_TIMEOUT_MS");
+        const char *v = setting("CLDMABUF_FENCE_TIMEOUT_MS");
         if (!v || !*v) return 1000;
         char *end = nullptr;
         long ms = std::strtol(v, &end, 10);

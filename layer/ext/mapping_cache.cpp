@@ -10,6 +10,7 @@
 
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -25,7 +26,7 @@ struct Entry {
 
 uint64_t budget_bytes() {
     static const uint64_t budget = [] {
-        const char *v = std::getenv("CLDMABUF_MAP_CACHE_MB");
+        const char *v = setting("CLDMABUF_MAP_CACHE_MB");
         if (!v || !*v) return uint64_t{0};
         char *end = nullptr;
         const unsigned long long mb = std::strtoull(v, &end, 10);

@@ -15,6 +15,7 @@
 #include "layer/ext/import.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -23,7 +24,7 @@ enum class Mode { on, off, fail };
 
 Mode mode() {
     static const Mode m = [] {
-        const char *v = std::getenv("CLDMABUF_ZERO_COPY_CHECK");
+        const char *v = setting("CLDMABUF_ZERO_COPY_CHECK");
         if (!v || !*v || !std::strcmp(v, "on")) return Mode::on;
         if (!std::strcmp(v, "off")) return Mode::off;
         if (!std::strcmp(v, "fail")) return Mode::fail;

@@ -14,6 +14,7 @@
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -149,7 +150,7 @@ void remember_native(cl_mem mem) {
 
 DmabufImporter dmabuf_importer() {
     static const DmabufImporter choice = [] {
-        const char *v = std::getenv("CLDMABUF_DMABUF_IMPORT");
+        const char *v = setting("CLDMABUF_DMABUF_IMPORT");
         return v && !std::strcmp(v, "layer") ? DmabufImporter::layer : DmabufImporter::icd;
     }();
     return choice;

@@ -8,12 +8,13 @@
 #include "layer/ext/zero_copy_check.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/route_probe.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 
 RoutePolicy route_policy() {
     static const RoutePolicy policy = [] {
-        const char *v = std::getenv("CLDMABUF_IMPORT");
+        const char *v = setting("CLDMABUF_IMPORT");
         if (v && (!std::strcmp(v, "copy"))) return RoutePolicy::copy;
         if (v && (!std::strcmp(v, "zero-copy") || !std::strcmp(v, "zerocopy"))) return RoutePolicy::zero_copy;
         return RoutePolicy::automatic;
