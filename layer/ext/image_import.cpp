@@ -39,15 +39,16 @@
 #include <drm_fourcc.h>
 
 #include "CL/cl_ext_cldmabuf.h"
+#include "layer/blit/exporter_gate.hpp"
+#include "layer/blit/gem_cache.hpp"
+#include "layer/blit/tiled_shadow.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/exporter.hpp"
 #include "layer/ext/import.hpp"
 #include "layer/ext/native_import.hpp"
 #include "layer/ext/properties.hpp"
-#include "layer/ext/tiled_image.hpp"
 #include "layer/ext/zero_copy_check.hpp"
-#include "layer/i915/blt_copy.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -127,7 +128,7 @@ cl_int check_modifier(const ImageLayerProperties &props, std::string *why) {
                    "CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF to CL_TRUE to consent to it";
             return CL_INVALID_PROPERTY;
         }
-        return CL_SUCCESS;  // consented: layer/ext/tiled_image.cpp decides whether it can be served
+        return CL_SUCCESS;  // consented: layer/blit/tiled_shadow.cpp decides whether it can be served
     }
     *why = std::string("modifier ") + hex +
            " is not supported (only DRM_FORMAT_MOD_LINEAR; compressed layouts are never imported)";
@@ -595,11 +596,11 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         icd_g.row_pitch = tiled_state->shadow_pitch;
         icd_g.needed = size_t{tiled_state->shadow_pitch} * desc->image_height;
         i915::BltImport dmabuf_gem;
-        if (int err = i915::blt_import_of(*import, *tiled_state->engine, &dmabuf_gem); err == -EXDEV) {
+        if (int err = blt_import_of(*import, *tiled_state->engine, &dmabuf_gem); err == -EXDEV) {
             const i915::Gen9Info &node = tiled_state->engine->device_info();
             return fail(errcode_ret, CL_INVALID_OPERATION,
                         "a tiled import needs the blitter, which takes only its own GPU's dma-bufs: " +
-                            i915::exporter_mismatch(*import, node, i915::node_rdev(node)));
+                            exporter_mismatch(*import, node, node_rdev(node)));
         } else if (err != 0) {
             return fail(errcode_ret, CL_INVALID_OPERATION,
                         "the blitter cannot import dma-buf fd " + std::to_string(props.fd) + " (PRIME_FD_TO_HANDLE: " +
