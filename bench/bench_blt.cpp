@@ -105,7 +105,7 @@ std::vector<Case> cases() {
     rect("rect 64x64x16, contiguous slices", 64, 64, 16, 128, 64, 0, 0);
     rect("rect 64x64x16, padded slices", 64, 64, 16, 128, 64, 128 * 64 + 4096, 0);
     rect("rect 16x100, pitch 40000 (> limit)", 16, 100, 1, 40000, 16, 0, 0);
-    // Image copies as the layer makes them (layer/copy_image.cpp): byte
+    // Image copies as the layer makes them (layer/blit/image_copy.cpp): byte
     // rects between linear surfaces, x in bytes = element x * element size;
     // the buffer side of image<->buffer is packed (pitch = width * size).
     auto image = [&](const char *n, uint64_t es, const uint64_t so[3], uint64_t sp, uint64_t ss,

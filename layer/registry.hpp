@@ -57,7 +57,7 @@ struct BackendState {
 };
 
 // A tiled image import's linear shadow and its blitter state
-// (layer/ext/tiled_image.hpp); opaque here for the same reason.
+// (layer/blit/tiled_shadow.hpp); opaque here for the same reason.
 struct TiledState {
     virtual ~TiledState() = default;
 };

@@ -10,7 +10,7 @@
 // neither.  Buffers move through pinned staging where it is on
 // (layer/staging.hpp), else with the ICD's Write/ReadBuffer from the
 // mapping.  Tiled image imports
-// (layer/ext/tiled_image.hpp) are de-tiled into their linear shadow by the
+// (layer/blit/tiled_shadow.hpp) are de-tiled into their linear shadow by the
 // blitter on acquire and re-tiled on release when writable; the CPU never
 // touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.
 #include "layer/ext/acquire_release.hpp"
@@ -25,7 +25,7 @@
 #include "layer/ext/import.hpp"
 #include "layer/ext/native_import.hpp"
 #include "layer/ext/sync.hpp"
-#include "layer/ext/tiled_image.hpp"
+#include "layer/blit/tiled_shadow.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"

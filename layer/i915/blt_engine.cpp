@@ -137,7 +137,7 @@ int BltEngine::submit_copy_buffer(const BltImport &src, const BltImport &dst, ui
     if (!in_bounds(src_off, size, src.size) || !in_bounds(dst_off, size, dst.size)) return -EINVAL;
     if (src.handle == dst.handle && size &&
         src_off < dst_off + size && dst_off < src_off + size)
-        return -EINVAL;  // CL_MEM_COPY_OVERLAP; the blitter has no overlap order
+        return -EINVAL;  // overlapping: the blitter has no overlap order (layer/blit answers the spec)
     thread_local BlitPlan plan;
     BufferCopy req{src_off, dst_off, size};
     if (int r = plan_copy_buffer(req, &plan); r != 0) return r;

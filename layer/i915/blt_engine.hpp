@@ -1,8 +1,9 @@
-// Public facade of the Gen9 blitter path.  The layer imports dma-bufs once per
-// cl_mem (BltImport is cached on the cl_mem) and submits copies between
-// imported objects; each submission is one batch on the BCS ring and returns
-// a sync_file the caller owns.  Queue ordering and cl_event integration are
-// the caller's.  Thread-safe: one mutex per engine.
+// Public facade of the Gen9 blitter path.  Its caller (layer/blit) imports
+// each dma-buf once (BltImport, cached per import by layer/blit/gem_cache)
+// and submits copies between imported objects; each submission is one batch
+// on the BCS ring and returns a sync_file the caller owns.  Queue ordering
+// and events are the caller's (layer/blit/submit).  Thread-safe: one mutex
+// per engine.
 #pragma once
 
 #include <cstdint>

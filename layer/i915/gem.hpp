@@ -47,7 +47,7 @@ struct BatchBuffer {
 };
 
 // A linear GEM object of the node's own, mapped for the CPU: what a tiled
-// image import de-tiles into (layer/ext/tiled_image.cpp).
+// image import de-tiles into (layer/blit/tiled_shadow.cpp).
 struct ShadowBuffer {
     uint32_t handle = 0;
     uint64_t gpu_addr = 0;

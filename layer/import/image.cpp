@@ -28,10 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "layer/blit/exporter_gate.hpp"
+#include "layer/blit/gem_cache.hpp"
+#include "layer/blit/tiled_shadow.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
-#include "layer/ext/tiled_image.hpp"
-#include "layer/i915/blt_copy.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/native.hpp"
 #include "layer/import/queries.hpp"
@@ -137,7 +138,7 @@ cl_int check_image_request(cl_context context, const cl_mem_properties *properti
 }
 
 // A tiled import's state before anything is taken: whether the blitter can
-// serve it at all (layer/ext/tiled_image.hpp).
+// serve it at all (layer/blit/tiled_shadow.hpp).
 cl_int prepare_tiled(const ImageRequest &req, const cl_image_desc &desc, std::unique_ptr<TiledImage> *out,
                      std::string *why) {
     TiledRequest tr;
@@ -170,10 +171,10 @@ cl_int attach_storage(Import &import, const ImageRequest &req, const cl_image_de
     icd_g->row_pitch = tiled->shadow_pitch;
     icd_g->needed = size_t{tiled->shadow_pitch} * desc.image_height;
     i915::BltImport dmabuf_gem;
-    if (int err = i915::blt_import_of(import, *tiled->engine, &dmabuf_gem); err == -EXDEV) {
+    if (int err = blt_import_of(import, *tiled->engine, &dmabuf_gem); err == -EXDEV) {
         const i915::Gen9Info &node = tiled->engine->device_info();
         *why = "a tiled import needs the blitter, which takes only its own GPU's dma-bufs: " +
-               i915::exporter_mismatch(import, node, i915::node_rdev(node));
+               exporter_mismatch(import, node, node_rdev(node));
         return CL_INVALID_OPERATION;
     } else if (err != 0) {
         *why = "the blitter cannot import dma-buf fd " + std::to_string(req.props.fd) + " (PRIME_FD_TO_HANDLE: " +

@@ -29,7 +29,7 @@ cl_int check_modifier(const ImageLayerProperties &props, std::string *why) {
                    "CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF to CL_TRUE to consent to it";
             return CL_INVALID_PROPERTY;
         }
-        return CL_SUCCESS;  // consented: layer/ext/tiled_image.cpp decides whether it can be served
+        return CL_SUCCESS;  // consented: layer/blit/tiled_shadow.cpp decides whether it can be served
     }
     *why = std::string("modifier ") + hex +
            " is not supported (only DRM_FORMAT_MOD_LINEAR; compressed layouts are never imported)";

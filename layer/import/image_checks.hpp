@@ -12,7 +12,7 @@
 namespace cldmabuf {
 
 // Whether the modifier (if any) may be imported: linear, or X/Y tiled with
-// CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF (layer/ext/tiled_image.hpp then
+// CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF (layer/blit/tiled_shadow.hpp then
 // decides whether the blitter can serve it).  CL_SUCCESS or
 // CL_INVALID_PROPERTY with a reason.
 cl_int check_modifier(const ImageLayerProperties &props, std::string *why);

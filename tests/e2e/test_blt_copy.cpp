@@ -1,4 +1,4 @@
-// Copies between imports on the Gen9 blitter (layer/copy.cpp): bit-exact
+// Copies between imports on the Gen9 blitter (layer/blit/buffer_copy.cpp): bit-exact
 // results against a CPU reference, the spec's argument errors, fallbacks,
 // queue ordering, coherency with delayed completion, and fault injection
 // through the virtual Gen9.  Tagged [blt]; the fault-injection cases also
@@ -418,7 +418,7 @@ TEST_CASE("[blt] sub-buffers of imports: copies land at the right place, overlap
 TEST_CASE("[blt] argument errors follow the spec; zero size behaves as the ICD's own", "[blt]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    // The layer answers these for imports on every route (layer/copy_checks.hpp):
+    // The layer answers these for imports on every route (layer/blit/owned_sides.hpp):
     // rusticl (Mesa 25.0.7) accepts src_offset = SIZE_MAX and NVIDIA
     // overlapping copies, so the ICD's answers would differ.
     constexpr size_t N = 65536 + 1000;  // not page-sized: bounds are the cl_mem's, not the dma-buf's

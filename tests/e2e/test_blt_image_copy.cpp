@@ -1,4 +1,4 @@
-// Image copies between imports on the Gen9 blitter (layer/copy_image.cpp):
+// Image copies between imports on the Gen9 blitter (layer/blit/image_copy.cpp):
 // clEnqueueCopyImage, clEnqueueCopyImageToBuffer, clEnqueueCopyBufferToImage
 // bit-exact against a CPU reference over the whole dma-buf (row padding and
 // bytes outside the region must stay as they were), the spec's argument

@@ -82,7 +82,7 @@ const Sim &sim() {
 
 // Whether the layer must serve tiled imports here: the virtual Gen9 is the
 // only blitter these tests claim anything for, and it serves CPU devices and
-// Intel GPUs (layer/i915/blt_copy.cpp, blt_device_mismatch).
+// Intel GPUs (layer/blit/device_pairing.cpp, blt_device_mismatch).
 bool blitter_expected(const ClEnv &env) {
     if (!sim().loaded || env_is("CLDMABUF_BLT", "off")) return false;
     cl_device_type type = 0;

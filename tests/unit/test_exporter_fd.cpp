@@ -1,6 +1,6 @@
 // The exporter of a dma-buf (layer/ext/exporter.hpp), who owns the fd at
 // destroy (layer/ext/dmabuf.hpp, close_import_fds) and the blitter's exporter
-// gate (layer/i915/blt_copy.hpp, exporter_mismatch), against a fake kernel.
+// gate (layer/blit/exporter_gate.hpp, exporter_mismatch), against a fake kernel.
 #include <catch2/catch_test_macros.hpp>
 
 #include <drm.h>
@@ -16,7 +16,7 @@
 #include "fake_kernel.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/exporter.hpp"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/blit/exporter_gate.hpp"
 
 using namespace cldmabuf;
 
@@ -183,11 +183,11 @@ TEST_CASE("blitter gate: only the blitter's own GPU's i915 exports are taken") {
     import.exporter = ExporterKind::i915;
     import.exporter_node = "/dev/dri/renderD128";
     import.exporter_rdev = rdev;
-    CHECK(i915::exporter_mismatch(import, node, rdev).empty());
+    CHECK(exporter_mismatch(import, node, rdev).empty());
 
     SECTION("a heap's buffer: refused, naming both sides") {
         import.exporter = ExporterKind::system_heap;
-        const std::string why = i915::exporter_mismatch(import, node, rdev);
+        const std::string why = exporter_mismatch(import, node, rdev);
         CHECK(why.find("system heap") != std::string::npos);
         CHECK(why.find("/dev/dri/renderD128") != std::string::npos);
         CHECK(why.find("0000:00:02.0") != std::string::npos);
@@ -195,16 +195,16 @@ TEST_CASE("blitter gate: only the blitter's own GPU's i915 exports are taken") {
     SECTION("another i915 device's buffer: refused") {
         import.exporter_node = "/dev/dri/renderD129";
         import.exporter_rdev = makedev(226, 129);
-        const std::string why = i915::exporter_mismatch(import, node, rdev);
+        const std::string why = exporter_mismatch(import, node, rdev);
         CHECK(why.find("renderD129") != std::string::npos);
         CHECK(why.find("renderD128") != std::string::npos);
     }
     SECTION("an i915 buffer whose device is unknown: refused") {
         import.exporter_rdev = 0;
-        CHECK_FALSE(i915::exporter_mismatch(import, node, rdev).empty());
+        CHECK_FALSE(exporter_mismatch(import, node, rdev).empty());
     }
     SECTION("an unknown exporter: refused") {
         import.exporter = ExporterKind::unknown;
-        CHECK_FALSE(i915::exporter_mismatch(import, node, rdev).empty());
+        CHECK_FALSE(exporter_mismatch(import, node, rdev).empty());
     }
 }

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "layer/cl_compat.h"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/blit/device_pairing.hpp"
 #include "include/CL/cl_ext_cldmabuf.h"
 #include "tools/info/cl_view.hpp"
 #include "tools/info/exporters.hpp"
@@ -101,11 +101,11 @@ void predict_route(const ClDevice &d, Json *dev) {
 
 std::string blitter_verdict(const ClDevice &d, const i915::Gen9Info &node) {
     if (node.path.empty()) return "no Gen9 blitter: copies between imports go to the ICD";
-    i915::DeviceFacts facts;
+    DeviceFacts facts;
     facts.type = d.type;
     facts.vendor_id = d.vendor_id;
     facts.has_pci = d.has_pci && parse_pci_address(d.pci, &facts.pci);
-    const std::string why = i915::device_mismatch(facts, node);
+    const std::string why = device_mismatch(facts, node);
     if (why.empty()) return "matched: copies between zero-copy imports go to " + node.path;
     return "not matched (" + why + "): copies go to the ICD";
 }

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "../../sim/vgen9.h"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/blit/device_pairing.hpp"
 #include "layer/i915/blt_engine.hpp"
 #include "layer/pci_address.hpp"
 #include "layer/kernel_ops.hpp"
@@ -314,14 +314,14 @@ TEST_CASE("sim: the probe records the node's PCI address", "[i915][sim][pci]") {
     const std::string want = slot && *slot ? slot : "0000:00:02.0";
     REQUIRE(e->device_info().has_pci);
     CHECK(cldmabuf::pci_text(e->device_info().pci) == want);
-    cldmabuf::i915::DeviceFacts gpu;
+    cldmabuf::DeviceFacts gpu;
     gpu.type = CL_DEVICE_TYPE_GPU;
     gpu.vendor_id = 0x8086;
     gpu.has_pci = true;
     REQUIRE(cldmabuf::parse_pci_address(want, &gpu.pci));
-    CHECK(cldmabuf::i915::device_mismatch(gpu, e->device_info()).empty());
+    CHECK(cldmabuf::device_mismatch(gpu, e->device_info()).empty());
     REQUIRE(cldmabuf::parse_pci_address("0000:00:02.0", &gpu.pci));
-    CHECK(cldmabuf::i915::device_mismatch(gpu, e->device_info()).empty() == (want == "0000:00:02.0"));
+    CHECK(cldmabuf::device_mismatch(gpu, e->device_info()).empty() == (want == "0000:00:02.0"));
 }
 
 TEST_CASE("sim: concurrent submitters on one engine", "[i915][sim]") {

@@ -1,4 +1,4 @@
-// blt_device_mismatch's cache (layer/i915/blt_copy.hpp) against a fake ICD
+// blt_device_mismatch's cache (layer/blit/device_pairing.hpp) against a fake ICD
 // (a dispatch table whose clGetDeviceInfo answers from a table), with the
 // blitter on the virtual Gen9 (node at 0000:00:02.0).  A sub-device's handle
 // can be released and its address handed to another device: the cache is
@@ -9,7 +9,7 @@
 #include <map>
 
 #include "layer/dispatch.hpp"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/blit/device_pairing.hpp"
 #include "layer/i915/blt_engine.hpp"
 
 using namespace cldmabuf;
@@ -63,15 +63,15 @@ TEST_CASE("blitter device cache: a sub-device handle reused by another GPU's sub
     devices[dgpu].pci = {0, 3, 0, 0};  // another GPU
     devices[sub].parent = igpu;
     devices[sub].pci = devices[igpu].pci;
-    CHECK(i915::blt_device_mismatch(sub) == nullptr);
+    CHECK(blt_device_mismatch(sub) == nullptr);
 
     // The sub-device is released and its address reused for a sub-device of
     // the other GPU: a cache keyed by the handle would still say "matches".
     devices[sub].parent = dgpu;
     devices[sub].pci = devices[dgpu].pci;
-    const char *why = i915::blt_device_mismatch(sub);
+    const char *why = blt_device_mismatch(sub);
     REQUIRE(why != nullptr);
     CHECK(std::strstr(why, "0000:03:00.0") != nullptr);
-    CHECK(i915::blt_device_mismatch(dgpu) == why);  // the root's cached answer
-    CHECK(i915::blt_device_mismatch(igpu) == nullptr);
+    CHECK(blt_device_mismatch(dgpu) == why);  // the root's cached answer
+    CHECK(blt_device_mismatch(igpu) == nullptr);
 }

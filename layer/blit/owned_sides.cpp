@@ -1,4 +1,4 @@
-#include "layer/copy_checks.hpp"
+#include "layer/blit/owned_sides.hpp"
 
 #include <cstdint>
 
@@ -13,7 +13,7 @@ constexpr uint64_t kIcdJudges = UINT64_MAX;
 
 // One side: an import (its size), a sub-buffer of one (its size from the
 // ICD, its origin checked against the queue's device), or a plain cl_mem.
-cl_int side_of(cl_mem mem, cl_command_queue queue, const char *what, const char *name, i915::CopySide *side,
+cl_int side_of(cl_mem mem, cl_command_queue queue, const char *what, const char *name, CopySide *side,
                std::shared_ptr<Import> *owner) {
     size_t base = 0;
     *owner = imports().find(mem, &base);
@@ -39,7 +39,7 @@ cl_int side_of(cl_mem mem, cl_command_queue queue, const char *what, const char 
     }
     if (next().clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, nullptr) ==
             CL_SUCCESS &&
-        align_bits / 8 > 1 && base % (align_bits / 8) != 0) {
+        !sub_buffer_origin_aligned(base, align_bits)) {
         LOG_ERROR("%s: %s is a sub-buffer of an import at origin %zu, not a multiple of the queue device's "
                   "CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes)",
                   what, name, base, align_bits / 8);
@@ -57,7 +57,7 @@ cl_int owned_copy_sides(cl_command_queue queue, cl_mem src, cl_mem dst, cl_uint 
     std::shared_ptr<Import> si, di;
     size_t ignored = 0;
     if (!imports().find(src, &ignored) && !imports().find(dst, &ignored)) return CL_SUCCESS;
-    if ((num_events == 0) != (wait_list == nullptr)) {
+    if (!wait_list_consistent(num_events, wait_list)) {
         LOG_ERROR("%s: num_events_in_wait_list (%u) and event_wait_list disagree", what, num_events);
         return CL_INVALID_EVENT_WAIT_LIST;
     }
@@ -70,7 +70,7 @@ cl_int owned_copy_sides(cl_command_queue queue, cl_mem src, cl_mem dst, cl_uint 
 
 cl_int check_owned_wait_list(cl_mem src, cl_mem dst, cl_uint num_events, const cl_event *wait_list,
                              const char *what) {
-    if (imports().empty() || (num_events == 0) == (wait_list == nullptr)) return CL_SUCCESS;
+    if (imports().empty() || wait_list_consistent(num_events, wait_list)) return CL_SUCCESS;
     if (!imports().find(src) && !imports().find(dst)) return CL_SUCCESS;
     LOG_ERROR("%s: num_events_in_wait_list (%u) and event_wait_list disagree", what, num_events);
     return CL_INVALID_EVENT_WAIT_LIST;
@@ -78,7 +78,7 @@ cl_int check_owned_wait_list(cl_mem src, cl_mem dst, cl_uint num_events, const c
 
 cl_int check_owned_copy_buffer(const OwnedCopy &c, size_t src_offset, size_t dst_offset, size_t size) {
     if (!c.any || size == 0) return CL_SUCCESS;
-    const cl_int err = i915::check_copy_buffer(c.src, c.dst, c.same_storage, src_offset, dst_offset, size);
+    const cl_int err = check_copy_buffer(c.src, c.dst, c.same_storage, src_offset, dst_offset, size);
     if (err == CL_INVALID_VALUE)
         LOG_ERROR("clEnqueueCopyBuffer: %zu bytes from offset %zu to offset %zu run past a buffer of an import "
                   "(sizes %llu and %llu)",
@@ -95,19 +95,19 @@ cl_int check_owned_copy_buffer(const OwnedCopy &c, size_t src_offset, size_t dst
 cl_int check_owned_copy_rect(const OwnedCopy &c, bool same_object, const size_t *src_origin,
                              const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
                              size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
-                             i915::RectArgs *r) {
+                             RectArgs *r) {
     if (!c.any) return CL_SUCCESS;
-    if (i915::normalize_rect(src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch,
+    if (normalize_rect(src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch,
                              dst_slice_pitch, c.src, c.dst, r) != CL_SUCCESS) {
         LOG_ERROR("clEnqueueCopyBufferRect: origin, region or pitches out of the spec's rules or past a buffer "
                   "of an import");
         return CL_INVALID_VALUE;
     }
-    if (same_object && r->src_row_pitch != r->dst_row_pitch && r->src_slice_pitch != r->dst_slice_pitch) {
+    if (same_object && !same_buffer_pitches_allowed(*r)) {
         LOG_ERROR("clEnqueueCopyBufferRect: same buffer with different row and slice pitches");
         return CL_INVALID_VALUE;
     }
-    if (c.same_storage && i915::rects_overlap(*r, c.src, c.dst)) {
+    if (c.same_storage && rects_overlap(*r, c.src, c.dst)) {
         LOG_ERROR("clEnqueueCopyBufferRect: source and destination rectangles overlap inside the same import");
         return CL_MEM_COPY_OVERLAP;
     }

@@ -8,18 +8,18 @@
 // completed, and the step (whose event the application gets) completes when
 // the batch's out-fence signalled.  Everything else goes to the ICD
 // unchanged; programs that never import pay one relaxed load per copy.
-// The image copies are in layer/copy_image.cpp; what both share is in
-// layer/copy_blt.hpp.
-#include "layer/copy_blt.hpp"
-#include "layer/copy_checks.hpp"
+// The image copies are in layer/blit/image_copy.cpp; which copies take the
+// blitter is eligibility.hpp's call, running the batch submit.hpp's.
+#include "layer/blit/eligibility.hpp"
+#include "layer/blit/owned_sides.hpp"
+#include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/i915/blt_copy.hpp"
-#include "layer/registry.hpp"
+#include "layer/i915/blit_plan.hpp"
 #include "layer/stats.hpp"
 
 namespace cldmabuf {
 
-void install_image_copy_overrides(cl_icd_dispatch &table);  // layer/copy_image.cpp
+void install_image_copy_overrides(cl_icd_dispatch &table);  // layer/blit/image_copy.cpp
 void install_host_access_overrides(cl_icd_dispatch &table);  // layer/host_access.cpp
 
 namespace {
@@ -68,7 +68,7 @@ cl_int CL_API_CALL copy_buffer_rect(cl_command_queue queue, cl_mem src, cl_mem d
         err != CL_SUCCESS)
         return err;
     if (!owned.any) return pass();
-    i915::RectArgs r;
+    RectArgs r;
     if (cl_int err = check_owned_copy_rect(owned, src == dst, src_origin, dst_origin, region, src_row_pitch,
                                            src_slice_pitch, dst_row_pitch, dst_slice_pitch, &r);
         err != CL_SUCCESS)

@@ -23,11 +23,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "layer/copy_blt.hpp"
-#include "layer/copy_checks.hpp"
+#include "layer/blit/copy_checks.hpp"
+#include "layer/blit/eligibility.hpp"
+#include "layer/blit/owned_sides.hpp"
+#include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/ext/image_import.hpp"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/i915/blit_plan.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
@@ -62,7 +64,7 @@ Surface image_surface(const Import &imp) {
 }
 
 // The spec's packing of an image region in a buffer, starting at `offset`.
-Surface buffer_surface(const i915::CopySide &side, uint64_t offset, const size_t region[3], uint64_t es) {
+Surface buffer_surface(const CopySide &side, uint64_t offset, const size_t region[3], uint64_t es) {
     Surface s;
     s.base = side.base + offset;
     s.row_pitch = region[0] * es;
@@ -74,44 +76,35 @@ Surface buffer_surface(const i915::CopySide &side, uint64_t offset, const size_t
 // CL_INVALID_VALUE unless origin + region lies inside the image.
 cl_int check_image_region(const size_t *origin, const size_t *region, const Surface &s, const char *what,
                           const char *side) {
-    for (int i = 0; i < 3; ++i) {
-        uint64_t end;
-        if (__builtin_add_overflow(uint64_t{origin[i]}, uint64_t{region[i]}, &end) || end > s.extent[i]) {
-            LOG_ERROR("%s: %s origin + region (%zu, %zu, %zu) + (%zu, %zu, %zu) is outside the image "
-                      "(%llu x %llu x %llu)",
-                      what, side, origin[0], origin[1], origin[2], region[0], region[1], region[2],
-                      static_cast<unsigned long long>(s.extent[0]), static_cast<unsigned long long>(s.extent[1]),
-                      static_cast<unsigned long long>(s.extent[2]));
-            return CL_INVALID_VALUE;
-        }
-    }
-    return CL_SUCCESS;
+    if (region_inside(origin, region, s.extent)) return CL_SUCCESS;
+    LOG_ERROR("%s: %s origin + region (%zu, %zu, %zu) + (%zu, %zu, %zu) is outside the image "
+              "(%llu x %llu x %llu)",
+              what, side, origin[0], origin[1], origin[2], region[0], region[1], region[2],
+              static_cast<unsigned long long>(s.extent[0]), static_cast<unsigned long long>(s.extent[1]),
+              static_cast<unsigned long long>(s.extent[2]));
+    return CL_INVALID_VALUE;
 }
 
 // CL_INVALID_VALUE for a NULL or zero region (the rule of all three calls).
 cl_int check_region(const size_t *a, const size_t *b, const size_t *region, const char *what) {
-    if (!a || !b || !region) {
+    if (!region_given(a, b, region)) {
         LOG_ERROR("%s: origin or region is NULL", what);
         return CL_INVALID_VALUE;
     }
-    if (region[0] == 0 || region[1] == 0 || region[2] == 0) {
+    if (!region_nonzero(region)) {
         LOG_ERROR("%s: region (%zu, %zu, %zu) has a zero extent", what, region[0], region[1], region[2]);
         return CL_INVALID_VALUE;
     }
     return CL_SUCCESS;
 }
 
-// CL_INVALID_VALUE when a buffer range of `bytes` at `offset` leaves the buffer.
+// CL_INVALID_VALUE when the packed region at `offset` leaves the buffer.
 cl_int check_buffer_range(uint64_t offset, const size_t region[3], uint64_t es, uint64_t size, const char *what) {
-    uint64_t bytes, end;
-    if (__builtin_mul_overflow(uint64_t{region[0]} * region[1], uint64_t{region[2]} * es, &bytes) ||
-        __builtin_add_overflow(offset, bytes, &end) || end > size) {
-        LOG_ERROR("%s: buffer offset %llu + %zu x %zu x %zu elements of %llu bytes is past the buffer's %llu bytes",
-                  what, static_cast<unsigned long long>(offset), region[0], region[1], region[2],
-                  static_cast<unsigned long long>(es), static_cast<unsigned long long>(size));
-        return CL_INVALID_VALUE;
-    }
-    return CL_SUCCESS;
+    if (packed_range_inside(offset, region, es, size)) return CL_SUCCESS;
+    LOG_ERROR("%s: buffer offset %llu + %zu x %zu x %zu elements of %llu bytes is past the buffer's %llu bytes",
+              what, static_cast<unsigned long long>(offset), region[0], region[1], region[2],
+              static_cast<unsigned long long>(es), static_cast<unsigned long long>(size));
+    return CL_INVALID_VALUE;
 }
 
 // The byte rectangle of a copy between two surfaces.
@@ -203,14 +196,14 @@ cl_int CL_API_CALL copy_image(cl_command_queue queue, cl_mem src, cl_mem dst, co
     const i915::RectCopy rc = byte_rect(s, src_origin, d, dst_origin, region, es);
     if (src == dst) {
         // Same image, same pitches: the regions meet exactly when their bytes do.
-        i915::RectArgs r;
-        const i915::CopySide whole{0, UINT64_MAX};
+        RectArgs r;
+        const CopySide whole{0, UINT64_MAX};
         r.src_origin[0] = rc.src_x, r.src_origin[1] = rc.src_y, r.src_origin[2] = rc.src_z;
         r.dst_origin[0] = rc.dst_x, r.dst_origin[1] = rc.dst_y, r.dst_origin[2] = rc.dst_z;
         r.region[0] = rc.width, r.region[1] = rc.height, r.region[2] = rc.depth;
         r.src_row_pitch = r.dst_row_pitch = s.row_pitch;
         r.src_slice_pitch = r.dst_slice_pitch = s.slice_pitch;
-        if (i915::rects_overlap(r, whole, whole)) {
+        if (rects_overlap(r, whole, whole)) {
             LOG_ERROR("%s: source and destination regions of image %p overlap", what, static_cast<void *>(src));
             return CL_MEM_COPY_OVERLAP;
         }

@@ -1,4 +1,4 @@
-// Pairing an OpenCL device with the Gen9 node (layer/i915/blt_copy.hpp,
+// Pairing an OpenCL device with the Gen9 node (layer/blit/device_pairing.hpp,
 // device_mismatch): the probe records the node's PCI address through the
 // kernel seam (fake sysfs here), a GPU device matches only its own PCI
 // function when cl_khr_pci_bus_info answers, by vendor otherwise; a CPU
@@ -6,7 +6,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include "fake_i915.hpp"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/blit/device_pairing.hpp"
 #include "layer/i915/gen9_probe.hpp"
 
 using namespace cldmabuf;

@@ -1,18 +1,18 @@
-#include "layer/ext/tiled_image.hpp"
+#include "layer/blit/tiled_shadow.hpp"
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <numeric>
-#include <unistd.h>
+#include <string>
 
 #include <drm_fourcc.h>
 
+#include "layer/blit/device_pairing.hpp"
+#include "layer/blit/gem_cache.hpp"
+#include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/ext/dmabuf.hpp"
 #include "layer/i915/blit_plan.hpp"
-#include "layer/i915/blt_copy.hpp"
-#include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/stats.hpp"
 
@@ -83,7 +83,7 @@ cl_int prepare_tiled_image(const TiledRequest &req, const std::vector<cl_device_
         return CL_INVALID_OPERATION;
     }
     for (cl_device_id d : devices)
-        if (const char *mismatch = i915::blt_device_mismatch(d)) {
+        if (const char *mismatch = blt_device_mismatch(d)) {
             *why = name + " import: the blitter's node does not serve a device of the import (" + mismatch + ")";
             return CL_INVALID_OPERATION;
         }
@@ -158,36 +158,21 @@ HostPixels host_pixels(const Import &import) {
 namespace {
 
 // One blit between the dma-buf and the shadow, waited for within the fence
-// bound.  The dma-buf's GEM import is made once and cached on the import.
-cl_int blit(Import &import, bool to_shadow, const char *what) {
+// bound (layer/blit/submit.hpp).  The dma-buf's GEM import is made once and
+// cached on the import.
+cl_int blit(Import &import, bool to_shadow, const char *step) {
     TiledImage &t = *tiled_of(import);
+    const std::string what = std::string(step) + " of dma-buf fd " + std::to_string(import.fd);
     i915::BltImport dmabuf;
-    if (int r = i915::blt_import_of(import, *t.engine, &dmabuf); r != 0) {
-        LOG_ERROR("%s: the blitter cannot import dma-buf fd %d: %s", what, import.fd, std::strerror(-r));
+    if (int r = blt_import_of(import, *t.engine, &dmabuf); r != 0) {
+        LOG_ERROR("%s: the blitter cannot import the dma-buf: %s", what.c_str(), std::strerror(-r));
         return CL_OUT_OF_RESOURCES;
     }
     const i915::BltImport &src = to_shadow ? dmabuf : t.shadow.obj;
     const i915::BltImport &dst = to_shadow ? t.shadow.obj : dmabuf;
-    int fence = -1;
-    if (int r = t.engine->submit_copy_2d(src, dst, blit_of(t, to_shadow), &fence); r != 0) {
-        LOG_ERROR("%s: the blitter batch for dma-buf fd %d was refused: %s", what, import.fd, std::strerror(-r));
-        return CL_OUT_OF_RESOURCES;
-    }
-    const int waited = i915::BltEngine::wait_fence(fence, fence_timeout_ms());
-    kernel().close(fence);
-    if (waited == 0) {
-        stats().fence_timeouts++;
-        LOG_ERROR("%s: the blitter batch for dma-buf fd %d did not finish in %d ms (CLDMABUF_FENCE_TIMEOUT_MS)",
-                  what, import.fd, fence_timeout_ms());
-        return CL_OUT_OF_RESOURCES;
-    }
-    if (waited < 0) {
-        LOG_ERROR("%s: the blitter batch for dma-buf fd %d failed: %s", what, import.fd, std::strerror(-waited));
-        return CL_OUT_OF_RESOURCES;
-    }
     const uint64_t bytes = uint64_t{t.width} * t.height * t.elem;
-    (to_shadow ? stats().detile_bytes : stats().retile_bytes) += bytes;
-    return CL_SUCCESS;
+    return submit_and_wait(what.c_str(), to_shadow ? BlitKind::detile : BlitKind::retile, bytes,
+                           [&](int *fence) { return t.engine->submit_copy_2d(src, dst, blit_of(t, to_shadow), fence); });
 }
 
 }  // namespace

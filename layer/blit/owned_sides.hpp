@@ -1,7 +1,9 @@
-// The spec's argument checks for buffer copies that name an import or a
-// sub-buffer of one.  The layer owns those objects (the ICD sees a buffer
-// over a mapping, or a device copy, whose sub-buffers it may not even know
-// overlap), so the layer answers CL_MEM_COPY_OVERLAP, bounds and sub-buffer
+// Which sides of a copy the layer owns (an import or a sub-buffer of one),
+// and the spec's errors it answers for them, with their log lines; the
+// rules themselves are pure functions in layer/blit/copy_checks.hpp.  The
+// layer owns those objects (the ICD sees a buffer over a mapping, or a
+// device copy, whose sub-buffers it may not even know overlap), so the
+// layer answers CL_MEM_COPY_OVERLAP, bounds and sub-buffer
 // alignment itself, whatever the ICD would say and whether or not the
 // blitter takes the copy: NVIDIA accepts overlapping copies between a buffer
 // and its sub-buffer and crashes later, NEO 22.43 crashes on a wait-list
@@ -11,7 +13,7 @@
 #include <cstddef>
 
 #include "layer/cl_compat.h"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/blit/copy_checks.hpp"
 
 namespace cldmabuf {
 
@@ -20,7 +22,7 @@ namespace cldmabuf {
 struct OwnedCopy {
     bool any = false;           // at least one side is an import or one's sub-buffer
     bool same_storage = false;  // both sides inside the same import
-    i915::CopySide src, dst;
+    CopySide src, dst;
 };
 
 // CL_SUCCESS and *out (out->any false: nothing of the layer's, the ICD
@@ -34,7 +36,7 @@ cl_int owned_copy_sides(cl_command_queue queue, cl_mem src, cl_mem dst, cl_uint 
 // For image copies: CL_INVALID_EVENT_WAIT_LIST (one log line) when either
 // side is an import and the wait-list count and list disagree, else
 // CL_SUCCESS (everything else about images is checked where the blitter
-// takes the copy, layer/copy_image.cpp).
+// takes the copy, layer/blit/image_copy.cpp).
 cl_int check_owned_wait_list(cl_mem src, cl_mem dst, cl_uint num_events, const cl_event *wait_list,
                              const char *what);
 
@@ -47,6 +49,6 @@ cl_int check_owned_copy_buffer(const OwnedCopy &c, size_t src_offset, size_t dst
 cl_int check_owned_copy_rect(const OwnedCopy &c, bool same_object, const size_t *src_origin,
                              const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
                              size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
-                             i915::RectArgs *r);
+                             RectArgs *r);
 
 }  // namespace cldmabuf

@@ -1,25 +1,16 @@
-#include "layer/copy_blt.hpp"
+#include "layer/blit/eligibility.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <memory>
-#include <utility>
 
+#include "layer/blit/device_pairing.hpp"
+#include "layer/blit/gem_cache.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/host_step.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
 #include "layer/stats.hpp"
 
 namespace cldmabuf {
 namespace {
 
 using i915::BltEngine;
-using i915::CopySide;
-
-cl_int errno_status(int err) { return err == -ENOMEM ? CL_OUT_OF_HOST_MEMORY : CL_OUT_OF_RESOURCES; }
 
 // The BCS writes the dma-buf's pages; the copy is only right when the ICD's
 // object lives on those very pages.  A copy import keeps a device buffer, and
@@ -59,7 +50,7 @@ const char *classify(cl_command_queue queue, cl_mem src_mem, MemKind src_kind, c
         *status = CL_INVALID_CONTEXT;
         return "context mismatch";
     }
-    if (const char *why = i915::blt_device_mismatch(device)) return why;
+    if (const char *why = blt_device_mismatch(device)) return why;
 
     // Sub-buffers: their own size, and an origin the device accepts (else
     // the ICD reports CL_MISALIGNED_SUB_BUFFER_OFFSET).
@@ -75,15 +66,14 @@ const char *classify(cl_command_queue queue, cl_mem src_mem, MemKind src_kind, c
         if (next().clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
                                    nullptr) != CL_SUCCESS)
             return false;
-        const size_t align = align_bits / 8;
-        if (align > 1 && base % align != 0) return false;
+        if (!sub_buffer_origin_aligned(base, align_bits)) return false;
         out->size = size;
         return true;
     };
     if (!side(src_mem, *src, src_base, &t->src_side) || !side(dst_mem, *dst, dst_base, &t->dst_side))
         return "sub-buffer the ICD must judge (size or alignment)";
 
-    if (i915::blt_import_of(*src, *engine, &t->src) != 0 || i915::blt_import_of(*dst, *engine, &t->dst) != 0)
+    if (blt_import_of(*src, *engine, &t->src) != 0 || blt_import_of(*dst, *engine, &t->dst) != 0)
         return "GEM import failed";
     t->engine = engine;
     t->device = device;
@@ -91,31 +81,6 @@ const char *classify(cl_command_queue queue, cl_mem src_mem, MemKind src_kind, c
     t->dst_import = dst.get();
     t->same_storage = src.get() == dst.get();
     return nullptr;
-}
-
-// Submit, wait for the out-fence (bounded), close it.  Runs on the worker.
-cl_int run_blit(const char *what, uint64_t bytes, const std::function<int(int *fence)> &submit) {
-    int fence = -1;
-    if (int r = submit(&fence); r != 0) {
-        LOG_ERROR("%s: blitter submission failed: %s", what, std::strerror(-r));
-        return errno_status(r);
-    }
-    stats().fence_waits++;
-    const int w = BltEngine::wait_fence(fence, fence_timeout_ms());
-    kernel().close(fence);
-    if (w == 0) {
-        stats().fence_timeouts++;
-        LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS)", what,
-                  fence_timeout_ms());
-        return CL_OUT_OF_RESOURCES;
-    }
-    if (w < 0) {
-        LOG_ERROR("%s: blitter batch failed: %s", what, std::strerror(-w));
-        return CL_OUT_OF_RESOURCES;
-    }
-    stats().blt_copies++;
-    stats().blt_bytes += bytes;
-    return CL_SUCCESS;
 }
 
 }  // namespace
@@ -133,23 +98,6 @@ bool take_blitter(cl_command_queue queue, cl_mem src, MemKind src_kind, cl_mem d
         return false;
     }
     return true;
-}
-
-cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_type type, cl_uint num_events,
-                    const cl_event *wait_list, cl_event *event, const char *what, uint64_t bytes,
-                    std::function<int(int *fence)> submit) {
-    HostStep step;
-    step.queue = queue;
-    step.num_events = num_events;
-    step.wait_list = wait_list;
-    step.type = type;
-    step.keep_alive.push_back(src);
-    if (dst != src) step.keep_alive.push_back(dst);
-    step.work = [what, bytes, submit = std::move(submit)](cl_int prior) -> cl_int {
-        if (prior < 0) return prior;
-        return run_blit(what, bytes, submit);
-    };
-    return enqueue_host_step(std::move(step), event);
 }
 
 }  // namespace cldmabuf

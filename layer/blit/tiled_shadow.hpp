@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "layer/cl_compat.h"
+#include "layer/i915/blit_plan.hpp"
 #include "layer/i915/blt_engine.hpp"
 #include "layer/registry.hpp"
 

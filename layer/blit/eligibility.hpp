@@ -1,14 +1,12 @@
-// What the copy overrides (layer/copy.cpp for buffers, layer/copy_image.cpp
-// for images) share: deciding blitter / ICD / error for a pair of cl_mems,
-// and running a planned blit as a host step of the queue (docs/blitter.md,
-// "Layer integration" and "Queue ordering and events").
+// Which copies go to the Gen9 blitter, and why not: for a pair of cl_mems,
+// the blitter, the ICD (a counted fallback with its reason) or the spec's
+// error (docs/blitter.md, "Layer integration").
 #pragma once
 
-#include <cstdint>
-#include <functional>
-
+#include "layer/blit/copy_checks.hpp"
 #include "layer/cl_compat.h"
-#include "layer/i915/blt_copy.hpp"
+#include "layer/i915/blt_engine.hpp"
+#include "layer/registry.hpp"
 
 namespace cldmabuf {
 
@@ -20,7 +18,7 @@ enum class MemKind { buffer, image };
 struct BltTarget {
     i915::BltEngine *engine = nullptr;
     i915::BltImport src, dst;
-    i915::CopySide src_side, dst_side;  // buffers: size and sub-buffer origin
+    CopySide src_side, dst_side;  // buffers: size and sub-buffer origin
     const Import *src_import = nullptr, *dst_import = nullptr;  // alive while the cl_mems are
     cl_device_id device = nullptr;
     bool same_storage = false;  // both sides inside the same import
@@ -33,14 +31,5 @@ struct BltTarget {
 // relaxed load otherwise.
 bool take_blitter(cl_command_queue queue, cl_mem src, MemKind src_kind, cl_mem dst, MemKind dst_kind,
                   BltTarget *t, cl_int *status);
-
-// Enqueues `submit` as a host step of `queue`: it runs once the wait list
-// and every earlier command completed; the step's event (type `type`)
-// completes when the batch's out-fence signalled, or fails with
-// CL_OUT_OF_RESOURCES / CL_OUT_OF_HOST_MEMORY.  `what` names the call in log
-// lines; `bytes` is counted in stats().blt_bytes.
-cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_type type, cl_uint num_events,
-                    const cl_event *wait_list, cl_event *event, const char *what, uint64_t bytes,
-                    std::function<int(int *fence)> submit);
 
 }  // namespace cldmabuf

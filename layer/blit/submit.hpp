@@ -1,0 +1,37 @@
+// Running a blitter batch: submit, bounded wait for its out-fence, stats.
+// Written once for every batch the layer makes (copies, de-tile, re-tile),
+// and the host step that puts a copy's batch in queue order
+// (docs/blitter.md, "Queue ordering and events").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "layer/cl_compat.h"
+
+namespace cldmabuf {
+
+// Where a batch's bytes are counted in stats.
+enum class BlitKind { copy, detile, retile };
+
+// Builds and submits one batch: 0 and *fence (a sync_file the caller of
+// the function owns), or -errno.
+using BlitSubmit = std::function<int(int *fence)>;
+
+// Submits, waits for the out-fence within CLDMABUF_FENCE_TIMEOUT_MS, closes
+// it and counts `bytes` under `kind`.  CL_SUCCESS, or after one LOG_ERROR
+// line naming `what`: CL_OUT_OF_HOST_MEMORY (submission -ENOMEM),
+// CL_OUT_OF_RESOURCES (any other refusal, a fence that did not signal in
+// time, a batch that failed).  Never waits unbounded.
+cl_int submit_and_wait(const char *what, BlitKind kind, uint64_t bytes, const BlitSubmit &submit);
+
+// Enqueues `submit` as a host step of `queue`: it runs once the wait list
+// and every earlier command completed; the step's event (type `type`)
+// completes when the batch's out-fence signalled, or fails with
+// submit_and_wait's status.  `what` names the call in log lines; `bytes`
+// is counted in stats().blt_bytes.
+cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_type type, cl_uint num_events,
+                    const cl_event *wait_list, cl_event *event, const char *what, uint64_t bytes,
+                    BlitSubmit submit);
+
+}  // namespace cldmabuf
