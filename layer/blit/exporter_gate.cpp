@@ -9,6 +9,7 @@
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/pci_address.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
 
@@ -33,7 +34,7 @@ std::string exporter_mismatch(const Import &import, const i915::Gen9Info &node, 
 
 bool blt_any_exporter() {
     static const bool any = [] {
-        const char *v = std::getenv("CLDMABUF_BLT_EXPORTERS");
+        const char *v = setting("CLDMABUF_BLT_EXPORTERS");
         if (!v || !*v || !std::strcmp(v, "own")) return false;
         if (!std::strcmp(v, "any")) return true;
         LOG_WARN("CLDMABUF_BLT_EXPORTERS=%s is not own or any: own", v);

@@ -13,6 +13,7 @@
 #include "layer/i915/execbuf.hpp"
 #include "layer/i915/gem.hpp"
 #include "layer/kernel_ops.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf::i915 {
 namespace {
@@ -47,7 +48,7 @@ BltEngine *BltEngine::instance() {
     static std::once_flag once;
     static BltEngine *engine = nullptr;
     std::call_once(once, [] {
-        if (const char *env = std::getenv("CLDMABUF_BLT"); env && std::strcmp(env, "off") == 0)
+        if (const char *env = setting("CLDMABUF_BLT"); env && std::strcmp(env, "off") == 0)
             return;
         engine = create().release();  // lives for the process
     });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "layer/kernel_ops.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf::i915 {
 namespace {
@@ -107,7 +108,7 @@ int probe_gen9_fd(int fd, Gen9Info *info) {
 
 int probe_gen9(Gen9Info *info) {
     std::vector<std::string> paths;
-    if (const char *forced = std::getenv("CLDMABUF_BLT_NODE"); forced && *forced) {
+    if (const char *forced = setting("CLDMABUF_BLT_NODE"); forced && *forced) {
         paths.emplace_back(forced);
     } else {
         std::vector<std::string> names = kernel().list_dir("/dev/dri");
