@@ -6,7 +6,6 @@
 #include "vgen9.h"
 #include "vgen9_model.hpp"
 
-
 // ================================================================ C API
 using namespace vgen9sim;
 

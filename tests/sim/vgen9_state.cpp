@@ -19,7 +19,6 @@ Stats g_stats;
 // i915_gem_prime_export; tests set another to play a foreign exporter.
 std::string g_export_name = "i915";  // under S().mu
 
-
 State &S() {
     static State *s = [] {
         auto *st = new State();  // never destroyed: hooks may run during exit

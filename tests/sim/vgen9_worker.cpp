@@ -27,8 +27,6 @@ private:
     const std::vector<Binding> &b_;
 };
 
-void worker_main();
-
 bool runnable_now(State &s, Clock::time_point *wake) {
     if (s.queue.empty()) return false;
     if (s.cfg.manual) return s.credits > 0;
