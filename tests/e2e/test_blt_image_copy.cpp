@@ -57,12 +57,6 @@ bool device_is_cpu(const ClEnv &env) {
     return type & CL_DEVICE_TYPE_CPU;
 }
 
-bool device_has_images(const ClEnv &env) {
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    return images == CL_TRUE;
-}
-
 #define REQUIRE_IMAGE_DMABUF(env)                                                \
     do {                                                                         \
         if (!device_has_images(env)) SKIP("the device has no image support");   \

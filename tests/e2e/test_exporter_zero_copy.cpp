@@ -19,6 +19,7 @@
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
 #include "vgen9_control.hpp"
+#include "layer_probe.hpp"
 
 using namespace e2e;
 using cldmabuf::test::env_is;
@@ -36,13 +37,6 @@ cl_mem import(const ClEnv &env, Dmabuf &buf, cl_mem_flags flags = CL_MEM_READ_WR
     REQUIRE(mem);
     buf.release_fd();
     return mem;
-}
-
-cl_uint route_of(cl_mem mem) {
-    cl_uint route = 99;
-    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
-            CL_SUCCESS);
-    return route;
 }
 
 bool copies_expected() { return env_is("CLDMABUF_IMPORT", "copy") || env_is("CLDMABUF_ZERO_COPY_CHECK", "fail"); }
@@ -100,9 +94,7 @@ TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no oth
 
     // A tiled image needs the blitter: another exporter's is refused, and
     // the fd stays the application's.
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    if (!images) return;
+    if (!device_has_images(env)) return;
     const size_t w = 128, h = 8, pitch = 512;  // one row of X tiles (512 B x 8 rows)
     for (const char *exporter : {"system", "i915"}) {
         sim.set_export_name(exporter);
@@ -172,9 +164,7 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
     if (env_is("CLDMABUF_ZERO_COPY_CHECK", "fail")) {
         // An image over such a dma-buf is a device copy too, whatever its
         // own route probe (which runs on ordinary memory) says.
-        cl_bool images = CL_FALSE;
-        clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-        if (images) {
+        if (device_has_images(env)) {
             Dmabuf pixels = make_dmabuf(64 * 16 * 4);
             const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
                                                static_cast<cl_mem_properties>(pixels.fd), 0};

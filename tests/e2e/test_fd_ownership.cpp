@@ -238,9 +238,7 @@ TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or
 TEST_CASE("fd ownership: an image import keeps working after the application closed its fd", "[kernel][fd]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    if (!images) SKIP("no image support");
+    if (!device_has_images(env)) SKIP("no image support");
     const size_t w = 64, h = 16, pitch = w * 4;
     Dmabuf buf = make_dmabuf(pitch * h);
     DmabufView view(buf.dup_fd(), pitch * h);

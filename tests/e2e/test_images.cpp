@@ -52,12 +52,6 @@ bool supports(const ClEnv &env, cl_mem_flags flags, cl_channel_order o, cl_chann
     return false;
 }
 
-bool device_has_images(const ClEnv &env) {
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    return images == CL_TRUE;
-}
-
 #define REQUIRE_IMAGES(env)                                                    \
     do {                                                                       \
         if (!device_has_images(env)) SKIP("the device has no image support"); \
@@ -79,21 +73,6 @@ cl_mem import_image(const ClEnv &env, int fd, const cl_image_format &format, con
     desc.image_height = plane.height;
     desc.image_row_pitch = plane.pitch;
     return clCreateImageWithProperties(env.context, props.data(), flags, &format, &desc, nullptr, err);
-}
-
-cl_uint route_of(cl_mem mem) {
-    cl_uint route = 99;
-    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
-            CL_SUCCESS);
-    return route;
-}
-
-// The layer's host steps hold their objects until the worker is done with
-// them, which may be a moment after clFinish: the fd closes when the last
-// reference goes (deferred deletion, as the spec allows).
-bool closes_soon(int fd) {
-    for (int i = 0; i < 200 && fd_is_open(fd); ++i) usleep(10 * 1000);
-    return !fd_is_open(fd);
 }
 
 bool forced_copy() {

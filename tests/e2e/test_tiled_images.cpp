@@ -59,12 +59,6 @@ bool blitter_expected(const ClEnv &env) {
     return (type & CL_DEVICE_TYPE_CPU) || ((type & CL_DEVICE_TYPE_GPU) && vendor == 0x8086);
 }
 
-bool device_has_images(const ClEnv &env) {
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    return images == CL_TRUE;
-}
-
 bool supports(const ClEnv &env, cl_mem_flags flags, cl_mem_object_type type, const cl_image_format &f) {
     cl_uint n = 0;
     clGetSupportedImageFormats(env.context, flags, type, 0, nullptr, &n);
@@ -82,11 +76,6 @@ bool supports(const ClEnv &env, cl_mem_flags flags, cl_mem_object_type type, con
         if (!device_has_images(env)) SKIP("the device has no image support");    \
         if (!blitter_expected(env)) SKIP("needs the virtual Gen9 blitter");       \
     } while (0)
-
-bool closes_soon(int fd) {
-    for (int i = 0; i < 200 && fd_is_open(fd); ++i) usleep(10 * 1000);
-    return !fd_is_open(fd);
-}
 
 // ---- the test's own tiler (Gen9 PRM tile layouts, no bit-6 swizzle) --------
 // X: a 4 KiB tile is 8 rows of 512 bytes.  Y (legacy): 8 columns of 16-byte
