@@ -1,16 +1,31 @@
 /* cldmabuf's public additions to the OpenCL API.
  *
- * Layer-specific properties and queries understood by libcldmabuf.so on top
- * of cl_khr_external_memory / cl_khr_external_memory_dma_buf.  See
- * docs/images.md for the full description.
+ * Properties, queries and helpers understood by libcldmabuf.so (an OpenCL
+ * ICD-loader layer) on top of cl_khr_external_memory and
+ * cl_khr_external_memory_dma_buf.  Only the layer knows these names: an
+ * application that uses them runs with the layer enabled
+ * (OPENCL_LAYERS=.../libcldmabuf.so).  The layer strips its memory
+ * properties from a property list before the ICD sees it, so an ICD never
+ * has to understand them; CL_MEM_PROPERTIES still answers the caller's
+ * whole list.
+ *
+ * Contents, in this order:
+ *   0x10C00  CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF   image import properties
+ *   0x10C01  CL_MEM_DMA_BUF_MODIFIER_CLDMABUF       (clCreateImageWithProperties;
+ *   0x10C02  CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF     docs/images.md)
+ *   0x10C03  CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF
+ *   0x10C04  CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF   clGetMemObjectInfo: the import's route
+ *   0x10C08  CL_PLATFORM_STATS_CLDMABUF             clGetPlatformInfo: the layer's counters
+ *   0x10C0F  CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF      EGL/GL tiled-export consent (docs/egl.md)
+ *   cl_dma_buf_fourcc_layout_cldmabuf()             DRM fourcc -> OpenCL image formats
+ * 0x10C05-0x10C07 and 0x10C09-0x10C0E are unused.
  *
  * Enum values.  Everything here is taken from 0x10C00-0x10C0F, inside the
  * block the Khronos registry (OpenCL-Docs xml/cl.xml, <enums start="0x10000"
  * end="0x10FFF" name="enums.10000">) marks "Experimental range for internal
  * development only. Do not allocate.": Khronos never assigns a value there,
  * so no Khronos header (and no registered vendor extension) collides with
- * these names.  The layer strips them from the property list before the ICD
- * sees it, so an ICD never has to understand them. */
+ * these names. */
 #ifndef CL_EXT_CLDMABUF_H
 #define CL_EXT_CLDMABUF_H
 
@@ -21,7 +36,7 @@
 extern "C" {
 #endif
 
-/* ---- Memory properties (clCreateImageWithProperties) ------------------- */
+/* ---- dma-buf image import properties (clCreateImageWithProperties) ---- */
 
 /* Byte offset of the plane inside the dma-buf (cl_mem_properties value;
  * default 0).  Lets one dma-buf hold several planes, e.g. NV12's luma at 0
@@ -35,16 +50,23 @@ extern "C" {
  *       CL_INVALID_PROPERTY unless CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF is
  *       CL_TRUE (the application vouches that the layout is linear).
  *   I915_FORMAT_MOD_X_TILED / Y_TILED   refused with CL_INVALID_PROPERTY
- *       unless CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF is CL_TRUE (see there).
- *   Compressed (CCS) and all other modifiers: always CL_INVALID_PROPERTY. */
+ *       unless CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF is CL_TRUE (then a tiled
+ *       import through the blitter, see there).
+ *   Compressed (CCS), Yf/Ys and all other modifiers: always
+ *       CL_INVALID_PROPERTY. */
 #define CL_MEM_DMA_BUF_MODIFIER_CLDMABUF 0x10C01
 
 /* Consent to a tiled import (cl_mem_properties value CL_TRUE/CL_FALSE).
- * A tiled image cannot be used in place by a linear OpenCL image; the layer
- * would keep a linear shadow and de-tile/re-tile it with the GPU's blitter on
- * acquire/release, a copy the application agrees to pay for with this flag.
- * The de-tiling path is not implemented yet: with consent the import fails
- * with CL_INVALID_OPERATION. */
+ * An X- or Y-tiled dma-buf cannot be used in place by a linear OpenCL image.
+ * With consent the ICD gets a linear shadow instead (a GEM object on the
+ * Gen9 i915 node), which the Gen9 blitter fills from the dma-buf on acquire
+ * and writes back on release (not for a CL_MEM_READ_ONLY image): whole-image
+ * copies the application agrees to pay for with this flag.  2D images only.
+ * The import fails with CL_INVALID_OPERATION, the fd staying the
+ * application's, when no Gen9 blitter serves it: no i915 Gen9 node,
+ * CLDMABUF_BLT=off, a device of the import the node does not serve, or a
+ * dma-buf of an exporter the blitter does not take.  Rules and errors:
+ * docs/images.md, "Tiled imports (X / Y) through the blitter". */
 #define CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF 0x10C02
 
 /* The application vouches that a dma-buf whose modifier is
@@ -55,8 +77,9 @@ extern "C" {
 /* ---- Memory object query (clGetMemObjectInfo) --------------------------- */
 
 /* How the layer gave the ICD access to an imported image or buffer
- * (cl_uint, one of the values below).  CL_INVALID_VALUE on a cl_mem that is
- * not an import of this layer. */
+ * (cl_uint, one of the values below; for a tiled import, access to its
+ * linear shadow).  Buffers answer HOST_PTR or COPY.  CL_INVALID_VALUE on a
+ * cl_mem that is not an import of this layer. */
 #define CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF 0x10C04
 
 #define CL_DMA_BUF_ROUTE_COPY_CLDMABUF 0              /* device copy, synced on acquire/release */
@@ -80,6 +103,21 @@ extern "C" {
 #define CL_STATS_STAGING_FALLBACKS_CLDMABUF 6 /* staging wanted, the ICD refused it */
 #define CL_STATS_LIVE_WORKERS_CLDMABUF 7      /* per-queue host-step threads running now (a gauge) */
 #define CL_STATS_COUNT_CLDMABUF 8
+
+/* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
+
+/* Consent to a tiled (non-linear) EGLImage or GL texture: a
+ * cl_egl_image_properties_khr for clCreateFromEGLImageKHR, or a
+ * cl_context_properties for a GL-sharing context (then it applies to every
+ * clCreateFromGLTexture/Renderbuffer of that context); value CL_TRUE or
+ * CL_FALSE.  Without it a non-linear export is refused (CL_IMAGE_FORMAT_NOT_SUPPORTED
+ * from clCreateFromEGLImageKHR, CL_INVALID_OPERATION from clCreateFromGL*);
+ * with it the layer keeps a linear GBM buffer beside the GL object and copies
+ * on the GPU (one glBlitFramebuffer in the producer's context on acquire, one
+ * back on release unless the cl_mem is CL_MEM_READ_ONLY; docs/egl.md, "Tiled
+ * exports").  CLDMABUF_EGL_FORCE_COPY=1 (a test switch) treats every export as
+ * tiled. */
+#define CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF 0x10C0F
 
 /* ---- DRM fourcc -> OpenCL image formats --------------------------------- */
 
@@ -157,20 +195,3 @@ static inline cl_uint cl_dma_buf_fourcc_layout_cldmabuf(cl_uint fourcc, cl_dma_b
 #endif
 
 #endif /* CL_EXT_CLDMABUF_H */
-
-/* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
-
-/* Consent to a tiled (non-linear) EGLImage or GL texture: a
- * cl_egl_image_properties_khr for clCreateFromEGLImageKHR, or a
- * cl_context_properties for a GL-sharing context (then it applies to every
- * clCreateFromGLTexture/Renderbuffer of that context); value CL_TRUE or
- * CL_FALSE.  Without it a non-linear export is refused (CL_IMAGE_FORMAT_NOT_SUPPORTED
- * from clCreateFromEGLImageKHR, CL_INVALID_OPERATION from clCreateFromGL*);
- * with it the layer keeps a linear GBM buffer beside the GL object and copies
- * on the GPU (one glBlitFramebuffer in the producer's context on acquire, one
- * back on release unless the cl_mem is CL_MEM_READ_ONLY; docs/egl.md, "Tiled
- * exports").  CLDMABUF_EGL_FORCE_COPY=1 (a test switch) treats every export as
- * tiled. */
-#ifndef CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF
-#define CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF 0x10C0F
-#endif

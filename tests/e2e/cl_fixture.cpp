@@ -23,6 +23,12 @@ std::string platform_string(cl_platform_id p, cl_platform_info what) {
     return s;
 }
 
+bool device_has_images(const ClEnv &env) {
+    cl_bool images = CL_FALSE;
+    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
+    return images == CL_TRUE;
+}
+
 std::string device_string(cl_device_id d, cl_device_info what) {
     size_t n = 0;
     clGetDeviceInfo(d, what, 0, nullptr, &n);

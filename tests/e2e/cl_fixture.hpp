@@ -42,6 +42,7 @@ std::string layer_problem();  // empty when layer_enabled(); otherwise why not, 
 bool layer_requested();       // OPENCL_LAYERS is set (ClEnv then insists on layer_enabled())
 
 std::string platform_string(cl_platform_id p, cl_platform_info what);
+bool device_has_images(const ClEnv &env);  // CL_DEVICE_IMAGE_SUPPORT
 std::string device_string(cl_device_id d, cl_device_info what);
 std::vector<std::string> split_words(const std::string &s);
 

@@ -63,6 +63,18 @@ bool layer_takes_blitter() {
     return takes;
 }
 
+cl_uint route_of(cl_mem mem) {
+    cl_uint route = 99;
+    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
+            CL_SUCCESS);
+    return route;
+}
+
+bool closes_soon(int fd) {
+    for (int i = 0; i < 200 && fd_is_open(fd); ++i) usleep(10 * 1000);
+    return !fd_is_open(fd);
+}
+
 bool eventually(const std::function<bool()> &done, int ms) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (!done()) {

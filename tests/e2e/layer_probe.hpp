@@ -27,8 +27,17 @@ LayerStats layer_stats(cl_platform_id platform);
 // Gen9 node (NVIDIA, any non-Intel GPU).
 bool layer_takes_blitter();
 
+// CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF of an import (the query is REQUIREd
+// to succeed).
+cl_uint route_of(cl_mem mem);
+
 // Polls `done` every 5 ms for up to `ms`: true as soon as it holds.
 bool eventually(const std::function<bool()> &done, int ms = 3000);
+// Whether `fd` is closed within 2 s.  The layer's host steps hold their
+// objects until the worker is done with them, which may be a moment after
+// clFinish: an imported fd closes when the last reference goes (deferred
+// deletion, as the spec allows).
+bool closes_soon(int fd);
 // /proc/self/maps lines once the layer is quiet: no host-step thread alive
 // (they end after a short idle linger; each has a stack mapping) and the
 // count unchanged for 100 ms (lazy destruction in the ICD), bounded at 5 s.

@@ -5,12 +5,12 @@
 // [blt-fault] (meson registers them as their own test() too).
 //
 // On the host the virtual Gen9 (libvgen9.so, LD_PRELOAD) is both the dma-buf
-// exporter and the blitter.  Its control API is reached with dlsym, since the
-// e2e binary does not link it.  Without it (or with CLDMABUF_BLT=off or
-// CLDMABUF_IMPORT=copy) the same copies must still be right, through the ICD.
+// exporter and the blitter.  Its control API is reached with dlsym
+// (tests/support/vgen9_control.hpp), since the e2e binary does not link it.
+// Without it (or with CLDMABUF_BLT=off or CLDMABUF_IMPORT=copy) the same
+// copies must still be right, through the ICD.
 #include <catch2/catch_test_macros.hpp>
 
-#include <dlfcn.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -31,60 +31,27 @@
 #include <vector>
 
 #include "cl_fixture.hpp"
+#include "event_info.hpp"
+#include "imported_buffer.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
-#include "tests/sim/vgen9.h"
+#include "test_env.hpp"
+#include "vgen9_control.hpp"
 
 using namespace e2e;
+using cldmabuf::test::env_is;
+using cldmabuf::test::Vgen9Control;
+using cldmabuf::test::vgen9;
 namespace tsup = cldmabuf::test;
 
 namespace {
 
-// ---- the virtual Gen9's control API, when preloaded ----------------------------
-struct Sim {
-    void (*stats)(struct vgen9_stats *) = nullptr;
-    void (*set_delay_ms)(unsigned) = nullptr;
-    void (*set_manual)(int) = nullptr;
-    unsigned (*tick)(unsigned) = nullptr;
-    void (*hang_next)(unsigned) = nullptr;
-    void (*never_signal_next)(unsigned) = nullptr;
-    int (*fail_ioctl)(unsigned long, unsigned, int) = nullptr;
-    void (*reset)(void) = nullptr;
-    int (*drain)(void) = nullptr;
-    bool loaded = false;
-
-    Sim() {
-        auto sym = [](const char *n) { return dlsym(RTLD_DEFAULT, n); };
-        stats = reinterpret_cast<decltype(stats)>(sym("vgen9_stats"));
-        set_delay_ms = reinterpret_cast<decltype(set_delay_ms)>(sym("vgen9_set_delay_ms"));
-        set_manual = reinterpret_cast<decltype(set_manual)>(sym("vgen9_set_manual"));
-        tick = reinterpret_cast<decltype(tick)>(sym("vgen9_tick"));
-        hang_next = reinterpret_cast<decltype(hang_next)>(sym("vgen9_hang_next"));
-        never_signal_next = reinterpret_cast<decltype(never_signal_next)>(sym("vgen9_never_signal_next"));
-        fail_ioctl = reinterpret_cast<decltype(fail_ioctl)>(sym("vgen9_fail_ioctl"));
-        reset = reinterpret_cast<decltype(reset)>(sym("vgen9_reset"));
-        drain = reinterpret_cast<decltype(drain)>(sym("vgen9_drain"));
-        loaded = stats && set_delay_ms && set_manual && tick && hang_next && never_signal_next && fail_ioctl &&
-                 reset && drain;
-        // The probe's own copy runs now, before any test reads a batch count.
-        if (loaded) layer_takes_blitter();
-    }
-    struct vgen9_stats now() const {
-        struct vgen9_stats s{};
-        if (loaded) stats(&s);
-        return s;
-    }
-    uint64_t executed() const { return now().batches_executed; }
-};
-
-const Sim &sim() {
-    static Sim s;
-    return s;
-}
-
-bool env_is(const char *name, const char *value) {
-    const char *v = std::getenv(name);
-    return v && std::strcmp(v, value) == 0;
+// The virtual Gen9's control API; the layer's blitter probe runs its own copy
+// on first use, before any test reads a batch count.
+const Vgen9Control &sim() {
+    static const bool probed = vgen9().loaded && layer_takes_blitter();
+    (void)probed;
+    return vgen9();
 }
 
 // Whether copies between imports take the blitter here: the layer is asked
@@ -101,39 +68,6 @@ bool expect_blt() {
         REQUIRE_DMABUF();                                                                  \
         if (!expect_blt()) SKIP("the layer does not take the blitter here (see [probe])"); \
     } while (0)
-
-cl_int status_of(cl_event ev) {
-    cl_int s = 0;
-    REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr) == CL_SUCCESS);
-    return s;
-}
-
-cl_command_type type_of(cl_event ev) {
-    cl_command_type t = 0;
-    REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof t, &t, nullptr) == CL_SUCCESS);
-    return t;
-}
-
-// An imported dma-buf; the cl_mem owns the fd once imported.
-struct Imported {
-    Dmabuf buf;
-    cl_mem mem = nullptr;
-    size_t size = 0;
-    Imported(const ClEnv &env, size_t sz) : buf(make_dmabuf(sz)), size(sz) {
-        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                           static_cast<cl_mem_properties>(buf.fd), 0};
-        cl_int err = CL_SUCCESS;
-        mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, sz, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        REQUIRE(mem);
-    }
-    ~Imported() {
-        if (mem) clReleaseMemObject(mem);
-        buf.release_fd();  // closed by the layer with the object
-    }
-    Imported(const Imported &) = delete;
-    Imported &operator=(const Imported &) = delete;
-};
 
 std::vector<uint8_t> random_bytes(std::mt19937_64 &rng, size_t n) {
     std::vector<uint8_t> v(n);
@@ -226,7 +160,7 @@ TEST_CASE("[blt] random clEnqueueCopyBuffer cases between imports are bit-exact"
     ClEnv env;
     constexpr size_t N = 3u << 20;
     std::mt19937_64 rng(0xb17c0b1);
-    Imported a(env, N), b(env, N);
+    ImportedBuffer a(env, N), b(env, N);
     std::vector<uint8_t> ra = random_bytes(rng, N), rb = random_bytes(rng, N);
     write_all(env, a.mem, ra);
     write_all(env, b.mem, rb);
@@ -262,7 +196,7 @@ TEST_CASE("[blt] random clEnqueueCopyBufferRect cases between imports are bit-ex
     ClEnv env;
     constexpr size_t N = 2u << 20;
     std::mt19937_64 rng(0x5ec7);
-    Imported a(env, N), b(env, N);
+    ImportedBuffer a(env, N), b(env, N);
     std::vector<uint8_t> ra = random_bytes(rng, N), rb = random_bytes(rng, N);
     write_all(env, a.mem, ra);
     write_all(env, b.mem, rb);
@@ -330,7 +264,7 @@ TEST_CASE("[blt] one 64 MiB copy between imports", "[.][blt-big]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 64u << 20;
-    Imported a(env, N), b(env, N);
+    ImportedBuffer a(env, N), b(env, N);
     std::vector<uint8_t> data(N);
     for (size_t i = 0; i < N; i += 4) {
         const uint32_t v = uint32_t(i * 2654435761u);
@@ -353,7 +287,7 @@ TEST_CASE("[blt] sub-buffers of imports: copies land at the right place, overlap
             CL_SUCCESS);
     const size_t align = std::max<size_t>(align_bits / 8, 1);
     std::mt19937_64 rng(7);
-    Imported a(env, N), b(env, N);
+    ImportedBuffer a(env, N), b(env, N);
     auto ra = random_bytes(rng, N), rb = random_bytes(rng, N);
     write_all(env, a.mem, ra);
     write_all(env, b.mem, rb);
@@ -422,7 +356,7 @@ TEST_CASE("[blt] argument errors follow the spec; zero size behaves as the ICD's
     // rusticl (Mesa 25.0.7) accepts src_offset = SIZE_MAX and NVIDIA
     // overlapping copies, so the ICD's answers would differ.
     constexpr size_t N = 65536 + 1000;  // not page-sized: bounds are the cl_mem's, not the dma-buf's
-    Imported a(env, N), b(env, N);
+    ImportedBuffer a(env, N), b(env, N);
     const uint64_t before = sim().executed();
     // out of bounds
     CHECK(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, N - 10, 0, 11, 0, nullptr, nullptr) == CL_INVALID_VALUE);
@@ -491,7 +425,7 @@ TEST_CASE("[blt] a copy between an import and a plain cl_mem goes to the ICD and
     ClEnv env;
     constexpr size_t N = 1u << 20;
     std::mt19937_64 rng(3);
-    Imported a(env, N);
+    ImportedBuffer a(env, N);
     cl_int err = CL_SUCCESS;
     cl_mem p = clCreateBuffer(env.context, CL_MEM_READ_WRITE, N, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
@@ -516,7 +450,7 @@ TEST_CASE("[blt] end to end: two dma-bufs, CopyBufferRect, then a kernel on the 
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t W = 256, H = 128;  // uint words
-    Imported a(env, W * H * 4), b(env, W * H * 4);
+    ImportedBuffer a(env, W * H * 4), b(env, W * H * 4);
     std::vector<uint32_t> src(W * H), dst(W * H, 0xdeadbeef);
     for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(i * 3 + 1);
     cl_mem both[] = {a.mem, b.mem};
@@ -560,7 +494,7 @@ TEST_CASE("[blt] a copy between imports lands in the destination dma-buf's pages
     REQUIRE_BLT();
     ClEnv env;
     constexpr size_t N = 256u << 10;
-    Imported a(env, N), b(env, N);
+    ImportedBuffer a(env, N), b(env, N);
     auto *src = static_cast<uint8_t *>(mmap(nullptr, N, PROT_READ | PROT_WRITE, MAP_SHARED, a.buf.fd, 0));
     auto *dst = static_cast<uint8_t *>(mmap(nullptr, N, PROT_READ | PROT_WRITE, MAP_SHARED, b.buf.fd, 0));
     REQUIRE(src != MAP_FAILED);
@@ -590,7 +524,7 @@ TEST_CASE("[blt] delayed completion: an unsynchronised read sees stale data, map
     REQUIRE_BLT();
     ClEnv env;
     constexpr size_t N = 256u << 10, WORDS = N / 4;
-    Imported a(env, N), b(env, N);
+    ImportedBuffer a(env, N), b(env, N);
     void *view = mmap(nullptr, N, PROT_READ, MAP_SHARED, b.buf.fd, 0);  // the test's own CPU view of b
     REQUIRE(view != MAP_FAILED);
     const auto *words = static_cast<const volatile uint32_t *>(view);
@@ -609,8 +543,7 @@ TEST_CASE("[blt] delayed completion: an unsynchronised read sees stale data, map
         // Right after enqueueing, without any synchronisation.
         stale += words[WORDS - 1] != value;
         // Once the batch is in the kernel, the dma-buf carries its write fence.
-        for (int i = 0; i < 200 && sim().now().batches_submitted == submitted; ++i) usleep(100);
-        if (sim().now().batches_submitted != submitted) busy_polls += !tsup::poll_ready(b.buf.fd, POLLIN, 0);
+        if (sim().wait_for_submission(submitted, 20)) busy_polls += !tsup::poll_ready(b.buf.fd, POLLIN, 0);
         auto count_bad = [&](const volatile uint32_t *p) {
             int bad = 0;
             for (size_t i = 0; i < WORDS; ++i) bad += p[i] != value;
@@ -658,7 +591,7 @@ namespace {
 
 // A copy that should fail: its event reports an error, waiting on it does
 // not hang, and the queue keeps working for fresh commands afterwards.
-void expect_failed_copy(const ClEnv &env, Imported &a, Imported &b, int max_ms) {
+void expect_failed_copy(const ClEnv &env, ImportedBuffer &a, ImportedBuffer &b, int max_ms) {
     cl_event ev = nullptr;
     const auto t0 = std::chrono::steady_clock::now();
     REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 0, 0, 4096, 0, nullptr, &ev) == CL_SUCCESS);
@@ -670,7 +603,7 @@ void expect_failed_copy(const ClEnv &env, Imported &a, Imported &b, int max_ms) 
     clFinish(env.queue);  // may report the failure; the queue drains either way
 }
 
-void expect_good_copy(const ClEnv &env, Imported &a, Imported &b, uint32_t value) {
+void expect_good_copy(const ClEnv &env, ImportedBuffer &a, ImportedBuffer &b, uint32_t value) {
     std::vector<uint32_t> v(1024, value);
     REQUIRE(clEnqueueWriteBuffer(env.queue, a.mem, CL_TRUE, 0, 4096, v.data(), 0, nullptr, nullptr) == CL_SUCCESS);
     const uint64_t before = sim().executed();
@@ -713,7 +646,7 @@ TEST_CASE("[blt] faults: execbuffer errors, a hung ring and a never-signalled fe
     sim().reset();
     {  // warm-up: the ICD's and the engine's process-wide fds and buffers
         ClEnv env;
-        Imported a(env, 65536), b(env, 65536);
+        ImportedBuffer a(env, 65536), b(env, 65536);
         expect_good_copy(env, a, b, 0);
     }
     settle();
@@ -721,7 +654,7 @@ TEST_CASE("[blt] faults: execbuffer errors, a hung ring and a never-signalled fe
     const struct vgen9_stats s0 = sim().now();
     {
         ClEnv env;
-        Imported a(env, 65536), b(env, 65536);
+        ImportedBuffer a(env, 65536), b(env, 65536);
         expect_good_copy(env, a, b, 1);  // imports made, batch pool warm
 
         SECTION("execbuffer EIO / ENOMEM") {

@@ -7,7 +7,6 @@
 // Gen9, e2e-sim-blt-off and e2e-sim-copy through the ICD (same bytes).
 #include <catch2/catch_test_macros.hpp>
 
-#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -21,11 +20,15 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "event_info.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
-#include "tests/sim/vgen9.h"
+#include "test_env.hpp"
+#include "vgen9_control.hpp"
 
 using namespace e2e;
+using cldmabuf::test::env_is;
+using cldmabuf::test::vgen9;
 namespace tsup = cldmabuf::test;
 
 namespace {
@@ -34,26 +37,17 @@ constexpr uint64_t SYNC_READ = 1, SYNC_WRITE = 2, SYNC_END = 4;
 
 // Batches the virtual Gen9 executed, when it is preloaded (0 otherwise).
 uint64_t batches() {
-    using Fn = void (*)(struct vgen9_stats *);
-    static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "vgen9_stats"));
     // The blitter probe's own copy runs before any test reads a batch count.
-    static const bool probed = fn && layer_takes_blitter();
+    static const bool probed = vgen9().loaded && layer_takes_blitter();
     (void)probed;
-    struct vgen9_stats s{};
-    if (fn) fn(&s);
-    return s.batches_executed;
-}
-
-bool env_is(const char *name, const char *value) {
-    const char *v = std::getenv(name);
-    return v && std::strcmp(v, value) == 0;
+    return vgen9().executed();
 }
 
 // The layer is asked (tests/e2e/layer_probe.hpp), not assumed from the
 // virtual Gen9 being preloaded: it sends a device's copies it does not pair
 // with the Gen9 node (NVIDIA) to the ICD.
 bool expect_blt() {
-    return dlsym(RTLD_DEFAULT, "vgen9_stats") && !env_is("CLDMABUF_IMPORT", "copy") &&
+    return vgen9().loaded && !env_is("CLDMABUF_IMPORT", "copy") &&
            !env_is("CLDMABUF_BLT", "off") && layer_takes_blitter();
 }
 
@@ -61,12 +55,6 @@ bool device_is_cpu(const ClEnv &env) {
     cl_device_type type = 0;
     clGetDeviceInfo(env.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
     return type & CL_DEVICE_TYPE_CPU;
-}
-
-bool device_has_images(const ClEnv &env) {
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    return images == CL_TRUE;
 }
 
 #define REQUIRE_IMAGE_DMABUF(env)                                                \
@@ -236,12 +224,6 @@ size_t first_mismatch(const std::vector<uint8_t> &a, const std::vector<uint8_t> 
     for (size_t i = 0; i < a.size(); ++i)
         if (a[i] != b[i]) return i;
     return SIZE_MAX;
-}
-
-cl_command_type type_of(cl_event ev) {
-    cl_command_type t = 0;
-    clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof t, &t, nullptr);
-    return t;
 }
 
 // Acquire before and release after, as the extension requires: a copy
@@ -655,13 +637,7 @@ TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt]
     std::mt19937_64 rng(17);
     cl_image_format f;
     REQUIRE(format_for(env, CL_MEM_OBJECT_IMAGE2D, 4, &f));
-    using StatsFn = void (*)(struct vgen9_stats *);
-    const auto sim_stats = reinterpret_cast<StatsFn>(dlsym(RTLD_DEFAULT, "vgen9_stats"));
-    auto live_gem = [&] {
-        struct vgen9_stats s{};
-        if (sim_stats) sim_stats(&s);
-        return s.live_objects;
-    };
+    auto live_gem = [] { return vgen9().now().live_objects; };
     // Warm up once: the engine's context and batch pool live for the process.
     auto round = [&] {
         Geo g;

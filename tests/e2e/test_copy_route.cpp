@@ -22,8 +22,10 @@
 #include "cl_fixture.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
+#include "test_env.hpp"
 
 using namespace e2e;
+using cldmabuf::test::env_is;
 
 namespace {
 
@@ -78,11 +80,6 @@ Moved moved_since(const LayerStats &a, const LayerStats &b) {
             b[CL_STATS_STAGED_BYTES_CLDMABUF] - a[CL_STATS_STAGED_BYTES_CLDMABUF],
             b[CL_STATS_STAGED_TRANSFERS_CLDMABUF] - a[CL_STATS_STAGED_TRANSFERS_CLDMABUF],
             b[CL_STATS_DIRECT_TRANSFERS_CLDMABUF] - a[CL_STATS_DIRECT_TRANSFERS_CLDMABUF]};
-}
-
-bool env_is(const char *name, const char *value) {
-    const char *v = std::getenv(name);
-    return v && std::strcmp(v, value) == 0;
 }
 
 // The device's own read of the import: copied into a plain buffer on the

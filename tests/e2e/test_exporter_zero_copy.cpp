@@ -6,72 +6,27 @@
 // runs on the test's own buffer) and with CLDMABUF_ZERO_COPY_CHECK=fail.
 #include <catch2/catch_test_macros.hpp>
 
-#include <dlfcn.h>
 #include <linux/dma-buf.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #include <drm_fourcc.h>
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "dmabuf_view.hpp"
 #include "test_dmabufs.hpp"
-#include "tests/sim/vgen9.h"
+#include "test_env.hpp"
+#include "vgen9_control.hpp"
+#include "layer_probe.hpp"
 
 using namespace e2e;
-namespace tsup = cldmabuf::test;
+using cldmabuf::test::env_is;
+using cldmabuf::test::Vgen9Control;
+using cldmabuf::test::vgen9;
 
 namespace {
-
-bool env_is(const char *name, const char *value) {
-    const char *v = std::getenv(name);
-    return v && !std::strcmp(v, value);
-}
-
-struct Sim {
-    void (*stats)(struct vgen9_stats *) = nullptr;
-    void (*set_export_name)(const char *) = nullptr;
-    Sim() {
-        stats = reinterpret_cast<decltype(stats)>(dlsym(RTLD_DEFAULT, "vgen9_stats"));
-        set_export_name = reinterpret_cast<decltype(set_export_name)>(dlsym(RTLD_DEFAULT, "vgen9_set_export_name"));
-    }
-    bool loaded() const { return stats && set_export_name; }
-    uint64_t submitted() const {
-        struct vgen9_stats s {};
-        stats(&s);
-        return s.batches_submitted;
-    }
-};
-
-struct Words {
-    int fd;
-    size_t size;
-    uint32_t *w;
-    Words(int own_fd, size_t sz) : fd(own_fd), size(sz) {
-        w = static_cast<uint32_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-        REQUIRE(w != MAP_FAILED);
-    }
-    ~Words() {
-        munmap(w, size);
-        close(fd);
-    }
-    void fill(uint32_t base) {
-        tsup::sync(fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_START);
-        for (size_t i = 0; i < size / 4; ++i) w[i] = base + static_cast<uint32_t>(i);
-        tsup::sync(fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_END);
-    }
-    bool has(uint32_t base) {
-        tsup::sync(fd, DMA_BUF_SYNC_READ | DMA_BUF_SYNC_START);
-        bool ok = true;
-        for (size_t i = 0; i < size / 4 && ok; ++i) ok = w[i] == base + static_cast<uint32_t>(i);
-        tsup::sync(fd, DMA_BUF_SYNC_READ | DMA_BUF_SYNC_END);
-        return ok;
-    }
-};
 
 cl_mem import(const ClEnv &env, Dmabuf &buf, cl_mem_flags flags = CL_MEM_READ_WRITE) {
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(buf.fd),
@@ -84,24 +39,17 @@ cl_mem import(const ClEnv &env, Dmabuf &buf, cl_mem_flags flags = CL_MEM_READ_WR
     return mem;
 }
 
-cl_uint route_of(cl_mem mem) {
-    cl_uint route = 99;
-    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
-            CL_SUCCESS);
-    return route;
-}
-
 bool copies_expected() { return env_is("CLDMABUF_IMPORT", "copy") || env_is("CLDMABUF_ZERO_COPY_CHECK", "fail"); }
 
 // Copies one import into another exported as `exporter`; returns how many
 // blitter batches the copy submitted (the bytes are checked either way).
-uint64_t copy_between_imports(const ClEnv &env, const Sim &sim, const char *exporter) {
+uint64_t copy_between_imports(const ClEnv &env, const Vgen9Control &sim, const char *exporter) {
     const size_t size = 64 * 1024;
     sim.set_export_name(exporter);  // fdinfo is read at import
     Dmabuf a = make_dmabuf(size), b = make_dmabuf(size);
-    Words wa(a.dup_fd(), size), wb(b.dup_fd(), size);
-    wa.fill(0x1000);
-    wb.fill(0);
+    DmabufView wa(a.dup_fd(), size), wb(b.dup_fd(), size);
+    wa.fill_words(0x1000);
+    wb.fill_words(0);
     cl_mem ma = import(env, a), mb = import(env, b);
     sim.set_export_name(nullptr);
     // Still imported as the ICD's route allows: only the blitter refuses.
@@ -115,7 +63,7 @@ uint64_t copy_between_imports(const ClEnv &env, const Sim &sim, const char *expo
     REQUIRE(env.release(env.queue, 2, both, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     const uint64_t batches = sim.submitted() - before;
-    CHECK(wb.has(0x1000));
+    CHECK(wb.has_words(0x1000));
     clReleaseMemObject(ma);
     clReleaseMemObject(mb);
     return batches;
@@ -125,8 +73,8 @@ uint64_t copy_between_imports(const ClEnv &env, const Sim &sim, const char *expo
 
 TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no other exporter's", "[kernel][exporter]") {
     REQUIRE_DMABUF();
-    const Sim sim;
-    if (!sim.loaded()) SKIP("needs the virtual Gen9 (exporter and blitter)");
+    const Vgen9Control &sim = vgen9();
+    if (!sim.loaded) SKIP("needs the virtual Gen9 (exporter and blitter)");
     if (copies_expected() || env_is("CLDMABUF_BLT", "off")) SKIP("the blitter only copies between zero-copy imports");
     ClEnv env;
     CHECK(copy_between_imports(env, sim, "i915") >= 1);
@@ -146,9 +94,7 @@ TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no oth
 
     // A tiled image needs the blitter: another exporter's is refused, and
     // the fd stays the application's.
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    if (!images) return;
+    if (!device_has_images(env)) return;
     const size_t w = 128, h = 8, pitch = 512;  // one row of X tiles (512 B x 8 rows)
     for (const char *exporter : {"system", "i915"}) {
         sim.set_export_name(exporter);
@@ -187,11 +133,11 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
     ClEnv env;
     const size_t size = 16 * 1024;
     Dmabuf buf = make_dmabuf(size);
-    Words words(buf.dup_fd(), size);
-    words.fill(0xabc00000);
+    DmabufView words(buf.dup_fd(), size);
+    words.fill_words(0xabc00000);
     cl_mem mem = import(env, buf);
     // The check writes the first bytes through the ICD and restores them.
-    CHECK(words.has(0xabc00000));
+    CHECK(words.has_words(0xabc00000));
     if (copies_expected()) {
         // CLDMABUF_ZERO_COPY_CHECK=fail plays an ICD that copies: never
         // reported as zero-copy, a device copy synced on acquire/release.
@@ -202,7 +148,7 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
     }
     // Either way the data flows: written after the import, incremented by a
     // kernel, seen by the CPU after release.
-    words.fill(500);
+    words.fill_words(500);
     cl_kernel k = env.build_kernel("kernel void inc(global uint *b) { size_t i = get_global_id(0); b[i] += 1; }",
                                    "inc");
     const size_t n = size / 4;
@@ -211,16 +157,14 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
     REQUIRE(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    CHECK(words.has(501));
+    CHECK(words.has_words(501));
     clReleaseKernel(k);
     clReleaseMemObject(mem);
 
     if (env_is("CLDMABUF_ZERO_COPY_CHECK", "fail")) {
         // An image over such a dma-buf is a device copy too, whatever its
         // own route probe (which runs on ordinary memory) says.
-        cl_bool images = CL_FALSE;
-        clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-        if (images) {
+        if (device_has_images(env)) {
             Dmabuf pixels = make_dmabuf(64 * 16 * 4);
             const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
                                                static_cast<cl_mem_properties>(pixels.fd), 0};

@@ -23,11 +23,11 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "dmabuf_view.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
 using namespace e2e;
-namespace tsup = cldmabuf::test;
 
 namespace {
 
@@ -53,33 +53,6 @@ void destroy(const ClEnv &env, cl_mem mem) {
     for (int i = 0; i < 500 && gone == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     REQUIRE(gone == 1);
 }
-
-// The test's own view of a dma-buf through its own fd.
-struct View {
-    int fd;
-    size_t size;
-    uint32_t *words;
-    View(int own_fd, size_t sz) : fd(own_fd), size(sz) {
-        words = static_cast<uint32_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-        REQUIRE(words != MAP_FAILED);
-    }
-    ~View() {
-        munmap(words, size);
-        close(fd);
-    }
-    void fill(uint32_t base, size_t n) {
-        tsup::sync(fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_START);
-        for (size_t i = 0; i < n; ++i) words[i] = base + static_cast<uint32_t>(i);
-        tsup::sync(fd, DMA_BUF_SYNC_WRITE | DMA_BUF_SYNC_END);
-    }
-    bool has(uint32_t base, size_t n) {
-        tsup::sync(fd, DMA_BUF_SYNC_READ | DMA_BUF_SYNC_START);
-        bool ok = true;
-        for (size_t i = 0; i < n && ok; ++i) ok = words[i] == base + static_cast<uint32_t>(i);
-        tsup::sync(fd, DMA_BUF_SYNC_READ | DMA_BUF_SYNC_END);
-        return ok;
-    }
-};
 
 void inc_in_place(const ClEnv &env, cl_kernel k, cl_mem mem, size_t n) {
     REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
@@ -128,23 +101,23 @@ TEST_CASE("fd ownership: the application closes its fd right after import; acqui
     ClEnv env;
     const size_t n = 4096, size = n * 4;
     Dmabuf a = make_dmabuf(size), b = make_dmabuf(size);
-    View va(a.dup_fd(), size), vb(b.dup_fd(), size);
-    va.fill(100, n);
-    vb.fill(0, n);
+    DmabufView va(a.dup_fd(), size), vb(b.dup_fd(), size);
+    va.fill_words(100, n);
+    vb.fill_words(0, n);
     cl_mem ma = import_fd(env, a.fd, size), mb = import_fd(env, b.fd, size);
     // FFmpeg-style: the frame's fds go as soon as the import is made.
     REQUIRE(close(a.release_fd()) == 0);
     REQUIRE(close(b.release_fd()) == 0);
     // Another dma-buf now likely sits at those numbers: the layer must not care.
     Dmabuf other = make_dmabuf(size);
-    View vo(other.dup_fd(), size);
-    vo.fill(7, n);
+    DmabufView vo(other.dup_fd(), size);
+    vo.fill_words(7, n);
 
     cl_kernel k = env.build_kernel(inc_source, "inc");
-    va.fill(1000, n);  // after the import: in place, or copied on acquire
+    va.fill_words(1000, n);  // after the import: in place, or copied on acquire
     inc_in_place(env, k, ma, n);
-    CHECK(va.has(1001, n));
-    CHECK(vo.has(7, n));
+    CHECK(va.has_words(1001, n));
+    CHECK(vo.has_words(7, n));
 
     // A copy between the two imports (the blitter on the virtual Gen9, which
     // imports the layer's own duplicates, else the ICD).
@@ -153,14 +126,14 @@ TEST_CASE("fd ownership: the application closes its fd right after import; acqui
     REQUIRE(clEnqueueCopyBuffer(env.queue, ma, mb, 0, 0, size, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(env.release(env.queue, 2, both, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    CHECK(vb.has(1001, n));
-    CHECK(vo.has(7, n));
+    CHECK(vb.has_words(1001, n));
+    CHECK(vo.has_words(7, n));
 
     clReleaseKernel(k);
     destroy(env, ma);
     destroy(env, mb);
     CHECK(fd_is_open(other.fd));  // whatever numbers it took, nothing of it was closed
-    CHECK(vo.has(7, n));
+    CHECK(vo.has_words(7, n));
 }
 
 TEST_CASE("fd ownership: a number the application closed and reused for another file is left open at destroy",
@@ -190,7 +163,7 @@ TEST_CASE("fd ownership: an fd the application keeps is closed at destroy (the i
     REQUIRE_DMABUF();
     ClEnv env;
     Dmabuf buf = make_dmabuf(8192);
-    View view(buf.dup_fd(), 8192);  // keeps the dma-buf alive (an exporter may hold fds of its own)
+    DmabufView view(buf.dup_fd(), 8192);  // keeps the dma-buf alive (an exporter may hold fds of its own)
     const int fd = buf.release_fd();
     const ino_t ino = identity(fd).second;
     const int fds_before = fds_of(ino);
@@ -238,9 +211,9 @@ TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or
     const cl_import_properties_arm props[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
     const size_t n = 1024, size = n * 4;
     Dmabuf keep = make_dmabuf(size), drop = make_dmabuf(size);
-    View vk(keep.dup_fd(), size), vd(drop.dup_fd(), size);
-    vk.fill(10, n);
-    vd.fill(20, n);
+    DmabufView vk(keep.dup_fd(), size), vd(drop.dup_fd(), size);
+    vk.fill_words(10, n);
+    vd.fill_words(20, n);
     cl_int err = CL_SUCCESS;
     int fd_keep = keep.fd, fd_drop = drop.fd;
     cl_mem mk = import(env.context, CL_MEM_READ_WRITE, props, &fd_keep, size, &err);
@@ -252,8 +225,8 @@ TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or
     cl_kernel k = env.build_kernel(inc_source, "inc");
     inc_in_place(env, k, mk, n);
     inc_in_place(env, k, md, n);
-    CHECK(vk.has(11, n));
-    CHECK(vd.has(21, n));
+    CHECK(vk.has_words(11, n));
+    CHECK(vd.has_words(21, n));
     clReleaseKernel(k);
     const auto before = identity(keep.fd);
     destroy(env, mk);
@@ -265,12 +238,10 @@ TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or
 TEST_CASE("fd ownership: an image import keeps working after the application closed its fd", "[kernel][fd]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    if (!images) SKIP("no image support");
+    if (!device_has_images(env)) SKIP("no image support");
     const size_t w = 64, h = 16, pitch = w * 4;
     Dmabuf buf = make_dmabuf(pitch * h);
-    View view(buf.dup_fd(), pitch * h);
+    DmabufView view(buf.dup_fd(), pitch * h);
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(buf.fd),
                                        0};
     const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
@@ -283,7 +254,7 @@ TEST_CASE("fd ownership: an image import keeps working after the application clo
     cl_mem image = clCreateImageWithProperties(env.context, props, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     REQUIRE(close(buf.release_fd()) == 0);
-    view.fill(0x01020304, w * h);
+    view.fill_words(0x01020304, w * h);
 
     std::vector<uint32_t> got(w * h);
     const size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
@@ -303,8 +274,8 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
     ClEnv env;
     const size_t n = 2048, size = n * 4;
     Dmabuf buf = make_dmabuf(size);
-    View view(buf.dup_fd(), size);
-    view.fill(5, n);
+    DmabufView view(buf.dup_fd(), size);
+    view.fill_words(5, n);
     const ino_t ino = identity(buf.fd).second;
     const auto perms_before = mapping_perms(ino);
     cl_mem mem = import_fd(env, buf.release_fd(), size, CL_MEM_READ_ONLY);
@@ -335,7 +306,7 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
     cl_ulong sum = 0;
     REQUIRE(clEnqueueReadBuffer(env.queue, out, CL_TRUE, 0, sizeof sum, &sum, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(sum == 5ull * n + (n - 1) * n / 2);
-    CHECK(view.has(5, n));
+    CHECK(view.has_words(5, n));
 
     // Host-enqueued writes would make the ICD write the read-only mapping:
     // refused while the import is used in place; a device copy takes them.
@@ -358,7 +329,7 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
     CHECK(static_cast<const uint32_t *>(p)[1] == (in_place ? 6u : static_cast<const uint32_t *>(p)[1]));
     REQUIRE(clEnqueueUnmapMemObject(env.queue, mem, p, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    CHECK(view.has(5, n));  // the dma-buf itself was never written
+    CHECK(view.has_words(5, n));  // the dma-buf itself was never written
     clReleaseMemObject(out);
     clReleaseKernel(k);
     destroy(env, mem);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "cl_fixture.hpp"
+#include "event_info.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
@@ -16,12 +17,6 @@ using namespace e2e;
 namespace tsup = cldmabuf::test;
 
 namespace {
-
-cl_int status_of(cl_event ev) {
-    cl_int s = 0;
-    REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr) == CL_SUCCESS);
-    return s;
-}
 
 cl_mem import(const ClEnv &env, Dmabuf &buf) {
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(buf.fd),

@@ -11,7 +11,6 @@
 // in e2e-sim-long-fence (20 s).  Nothing here asserts a duration.
 #include <catch2/catch_test_macros.hpp>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,87 +18,41 @@
 #include <cstring>
 
 #include "cl_fixture.hpp"
+#include "event_info.hpp"
+#include "imported_buffer.hpp"
 #include "test_dmabufs.hpp"
-#include "tests/sim/vgen9.h"
+#include "test_env.hpp"
+#include "vgen9_control.hpp"
 
 using namespace e2e;
+using cldmabuf::test::env_is;
+using cldmabuf::test::vgen9;
 
 namespace {
-
-struct Sim {
-    void (*stats)(struct vgen9_stats *) = nullptr;
-    void (*never_signal_next)(unsigned) = nullptr;
-    void (*reset)(void) = nullptr;
-    bool loaded = false;
-    Sim() {
-        stats = reinterpret_cast<decltype(stats)>(dlsym(RTLD_DEFAULT, "vgen9_stats"));
-        never_signal_next = reinterpret_cast<decltype(never_signal_next)>(dlsym(RTLD_DEFAULT, "vgen9_never_signal_next"));
-        reset = reinterpret_cast<decltype(reset)>(dlsym(RTLD_DEFAULT, "vgen9_reset"));
-        loaded = stats && never_signal_next && reset;
-    }
-    uint64_t submitted() const {
-        struct vgen9_stats s{};
-        stats(&s);
-        return s.batches_submitted;
-    }
-};
-
-const Sim &sim() {
-    static Sim s;
-    return s;
-}
-
-bool env_is(const char *name, const char *value) {
-    const char *v = std::getenv(name);
-    return v && std::strcmp(v, value) == 0;
-}
 
 // The stuck fence comes from the blitter: zero-copy imports on the virtual Gen9.
 #define REQUIRE_STUCK_FENCES()                                                                         \
     do {                                                                                               \
         REQUIRE_DMABUF();                                                                              \
-        if (!sim().loaded || env_is("CLDMABUF_IMPORT", "copy") || env_is("CLDMABUF_BLT", "off"))       \
+        if (!vgen9().loaded || env_is("CLDMABUF_IMPORT", "copy") || env_is("CLDMABUF_BLT", "off"))       \
             SKIP("needs the virtual Gen9 blitter (zero-copy imports) to leave a fence that never signals"); \
     } while (0)
-
-cl_int status_of(cl_event ev) {
-    cl_int s = 0;
-    REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr) == CL_SUCCESS);
-    return s;
-}
-
-struct Imported {
-    Dmabuf buf;
-    cl_mem mem = nullptr;
-    Imported(const ClEnv &env, size_t size) : buf(make_dmabuf(size)) {
-        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                           static_cast<cl_mem_properties>(buf.fd), 0};
-        cl_int err = CL_SUCCESS;
-        mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        buf.release_fd();  // the layer owns it now
-    }
-    ~Imported() { clReleaseMemObject(mem); }
-    Imported(const Imported &) = delete;
-    Imported &operator=(const Imported &) = delete;
-};
 
 // Copies src -> dst on `queue` with a batch that never completes; returns once
 // the batch was submitted (dst then carries its unsignalled write fence).
 cl_event leave_stuck_fence(cl_command_queue queue, cl_mem src, cl_mem dst) {
-    const uint64_t before = sim().submitted();
-    sim().never_signal_next(1);
+    const uint64_t before = vgen9().submitted();
+    vgen9().never_signal_next(1);
     cl_event copy = nullptr;
     REQUIRE(clEnqueueCopyBuffer(queue, src, dst, 0, 0, 4096, 0, nullptr, &copy) == CL_SUCCESS);
     REQUIRE(clFlush(queue) == CL_SUCCESS);
-    for (int i = 0; i < 10000 && sim().submitted() == before; ++i) usleep(1000);
-    REQUIRE(sim().submitted() > before);
+    REQUIRE(vgen9().wait_for_submission(before, 10000));
     return copy;
 }
 
 // Completes the stuck fence (GPU reset) and lets the copy's step end.
 void unstick(cl_command_queue queue, cl_event copy) {
-    sim().reset();
+    vgen9().reset();
     clWaitForEvents(1, &copy);
     CHECK(status_of(copy) < 0);  // its fence ended in -EIO or timed out
     clReleaseEvent(copy);
@@ -125,7 +78,7 @@ TEST_CASE("a fence timeout on acquire fails its event, its callback, waits on it
     REQUIRE_STUCK_FENCES();
     ClEnv env;
     cl_command_queue poison = env.make_queue();
-    Imported a(env, 65536), b(env, 65536);
+    ImportedBuffer a(env, 65536), b(env, 65536);
     cl_event copy = leave_stuck_fence(poison, a.mem, b.mem);
 
     cl_event acq = nullptr;
@@ -163,7 +116,7 @@ TEST_CASE("a failed acquire with event NULL: the command behind it and clFinish 
     REQUIRE_STUCK_FENCES();
     ClEnv env;
     cl_command_queue poison = env.make_queue();
-    Imported a(env, 65536), b(env, 65536);
+    ImportedBuffer a(env, 65536), b(env, 65536);
     cl_event copy = leave_stuck_fence(poison, a.mem, b.mem);
 
     REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
@@ -182,7 +135,7 @@ TEST_CASE("a blocking map of an import whose fence never signals returns an erro
     REQUIRE_STUCK_FENCES();
     ClEnv env;
     cl_command_queue poison = env.make_queue();
-    Imported a(env, 65536), b(env, 65536);
+    ImportedBuffer a(env, 65536), b(env, 65536);
     cl_event copy = leave_stuck_fence(poison, a.mem, b.mem);
 
     cl_int err = CL_SUCCESS;
@@ -205,7 +158,7 @@ TEST_CASE("acquire and release events of a profiling queue carry nonzero monoton
     REQUIRE_DMABUF();
     ClEnv env;
     cl_command_queue q = env.make_queue(CL_QUEUE_PROFILING_ENABLE);
-    Imported d(env, 65536);
+    ImportedBuffer d(env, 65536);
     cl_event ev[2] = {nullptr, nullptr};
     REQUIRE(env.acquire(q, 1, &d.mem, 0, nullptr, &ev[0]) == CL_SUCCESS);
     REQUIRE(env.release(q, 1, &d.mem, 0, nullptr, &ev[1]) == CL_SUCCESS);
@@ -233,7 +186,7 @@ TEST_CASE("a fence wait on one queue does not hold up another queue's acquire an
     REQUIRE_STUCK_FENCES();
     ClEnv env;
     cl_command_queue poison = env.make_queue(), qa = env.make_queue(), qb = env.make_queue();
-    Imported a(env, 65536), b(env, 65536), d(env, 65536);
+    ImportedBuffer a(env, 65536), b(env, 65536), d(env, 65536);
     cl_event copy = leave_stuck_fence(poison, a.mem, b.mem);
 
     cl_event stuck = nullptr;  // queue A: waits for b's fence (CLDMABUF_FENCE_TIMEOUT_MS=20000)
@@ -263,14 +216,14 @@ TEST_CASE("a layer event's START and END bracket its host work, in the device's 
     ClEnv env;
     cl_command_queue poison = env.make_queue(CL_QUEUE_PROFILING_ENABLE);
     cl_command_queue other = env.make_queue(CL_QUEUE_PROFILING_ENABLE);
-    Imported a(env, 65536), b(env, 65536);
+    ImportedBuffer a(env, 65536), b(env, 65536);
     // The copy's host work has started: its batch is submitted, its fence wait runs.
     cl_event copy = leave_stuck_fence(poison, a.mem, b.mem);
     cl_event marker = nullptr;
     REQUIRE(clEnqueueMarkerWithWaitList(other, 0, nullptr, &marker) == CL_SUCCESS);
     REQUIRE(clWaitForEvents(1, &marker) == CL_SUCCESS);
     CHECK(status_of(copy) > CL_COMPLETE);  // still waiting when the marker ended
-    sim().reset();
+    vgen9().reset();
     clWaitForEvents(1, &copy);
     // The marker ran inside the copy's host work.
     CHECK(profiling(copy, CL_PROFILING_COMMAND_START) <= profiling(marker, CL_PROFILING_COMMAND_END));

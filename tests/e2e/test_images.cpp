@@ -21,35 +21,17 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
-#include "test_dmabufs.hpp"
+#include "dmabuf_view.hpp"
 #include "layer_probe.hpp"
+#include "test_dmabufs.hpp"
 
 using namespace e2e;
-namespace tsup = cldmabuf::test;
 
 namespace {
 
-constexpr uint64_t SYNC_READ = 1, SYNC_WRITE = 2, SYNC_END = 4;
 const cl_mem_properties DMABUF = CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR;
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-// The test's own CPU view of a dma-buf, bracketed like any other client's.
-struct CpuView {
-    int fd;
-    size_t size;
-    unsigned char *bytes;
-    explicit CpuView(const Dmabuf &buf) : fd(buf.dup_fd()), size(buf.size) {
-        bytes = static_cast<unsigned char *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-        REQUIRE(bytes != MAP_FAILED);
-    }
-    ~CpuView() {
-        munmap(bytes, size);
-        close(fd);
-    }
-    void begin(bool write) { tsup::sync(fd, write ? SYNC_WRITE : SYNC_READ); }
-    void end(bool write) { tsup::sync(fd, (write ? SYNC_WRITE : SYNC_READ) | SYNC_END); }
-};
 
 struct Plane {
     size_t width, height, pitch, elem, offset = 0;
@@ -68,12 +50,6 @@ bool supports(const ClEnv &env, cl_mem_flags flags, cl_channel_order o, cl_chann
     for (const auto &f : supported_formats(env, flags))
         if (f.image_channel_order == o && f.image_channel_data_type == t) return true;
     return false;
-}
-
-bool device_has_images(const ClEnv &env) {
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    return images == CL_TRUE;
 }
 
 #define REQUIRE_IMAGES(env)                                                    \
@@ -97,21 +73,6 @@ cl_mem import_image(const ClEnv &env, int fd, const cl_image_format &format, con
     desc.image_height = plane.height;
     desc.image_row_pitch = plane.pitch;
     return clCreateImageWithProperties(env.context, props.data(), flags, &format, &desc, nullptr, err);
-}
-
-cl_uint route_of(cl_mem mem) {
-    cl_uint route = 99;
-    REQUIRE(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
-            CL_SUCCESS);
-    return route;
-}
-
-// The layer's host steps hold their objects until the worker is done with
-// them, which may be a moment after clFinish: the fd closes when the last
-// reference goes (deferred deletion, as the spec allows).
-bool closes_soon(int fd) {
-    for (int i = 0; i < 200 && fd_is_open(fd); ++i) usleep(10 * 1000);
-    return !fd_is_open(fd);
 }
 
 bool forced_copy() {
@@ -268,7 +229,7 @@ TEST_CASE("images: every supported format, written by the CPU through the dma-bu
         p.elem = fc.channels * fc.channel_bytes;
         p.pitch = round_up(p.width * p.elem, 64) + 64;  // padded rows: the pitch must be honoured
         Dmabuf buf = make_dmabuf(p.pitch * p.height);
-        CpuView view(buf);
+        DmabufView view(buf);
         cl_int err = CL_SUCCESS;
         cl_mem image = import_image(env, buf.fd, fc.format, p, CL_MEM_READ_ONLY, &err);
         REQUIRE(err == CL_SUCCESS);
@@ -301,7 +262,7 @@ TEST_CASE("images: zero-copy is proven: a CPU write after acquire is seen by rea
     const FormatCase &fc = format_cases[7];  // RGBA8UI
     Plane p{64, 16, 512, 4};
     Dmabuf buf = make_dmabuf(p.pitch * p.height);
-    CpuView view(buf);
+    DmabufView view(buf);
     cl_int err = CL_SUCCESS;
     cl_mem image = import_image(env, buf.fd, fc.format, p, CL_MEM_READ_WRITE, &err);
     REQUIRE(err == CL_SUCCESS);
@@ -335,7 +296,7 @@ TEST_CASE("images: a kernel's writes reach the dma-buf by release; row padding i
     REQUIRE_IMAGES(env);
     Plane p{45, 23, 256, 4};
     Dmabuf buf = make_dmabuf(p.pitch * p.height);
-    CpuView view(buf);
+    DmabufView view(buf);
     view.begin(true);
     std::memset(view.bytes, 0xEE, p.pitch * p.height);
     view.end(true);
@@ -413,7 +374,7 @@ void two_plane_frame(const ClEnv &env, cl_uint fourcc, const char *name) {
         offset += planes[i].pitch * planes[i].height;
     }
     Dmabuf buf = make_dmabuf(offset);
-    CpuView view(buf);
+    DmabufView view(buf);
     cl_mem images[2] = {};
     int fds[2] = {buf.fd, buf.dup_fd()};  // each import owns its own fd
     cl_int err = CL_SUCCESS;
@@ -674,7 +635,7 @@ TEST_CASE("images: a 2D image array over a dma-buf reads bit-exact, layer by lay
     REQUIRE_IMAGES(env);
     const size_t w = 20, h = 10, layers = 3, pitch = 128, slice = pitch * h + 256;
     Dmabuf buf = make_dmabuf(slice * layers);
-    CpuView view(buf);
+    DmabufView view(buf);
     const cl_mem_properties props[] = {DMABUF, static_cast<cl_mem_properties>(buf.fd), 0};
     cl_image_desc desc{};
     desc.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "cl_fixture.hpp"
+#include "dmabuf_view.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
 using namespace e2e;
-namespace tsup = cldmabuf::test;
 
 namespace {
 
@@ -23,34 +23,6 @@ const char *inc_source = R"(
 kernel void inc(global uint *buf) { size_t i = get_global_id(0); buf[i] = buf[i] + 1; }
 )";
 
-constexpr uint64_t SYNC_READ = 1, SYNC_WRITE = 2, SYNC_END = 4;
-
-// The test's own CPU view of a dma-buf, bracketed like any other client's.
-struct CpuView {
-    int fd;
-    size_t size;
-    uint32_t *words;
-    explicit CpuView(const Dmabuf &buf) : fd(buf.dup_fd()), size(buf.size) {
-        words = static_cast<uint32_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-        REQUIRE(words != MAP_FAILED);
-    }
-    ~CpuView() {
-        munmap(words, size);
-        close(fd);
-    }
-    void write_pattern(uint32_t base, size_t count) {
-        tsup::sync(fd, SYNC_WRITE);
-        for (size_t i = 0; i < count; ++i) words[i] = base + static_cast<uint32_t>(i);
-        tsup::sync(fd, SYNC_WRITE | SYNC_END);
-    }
-    bool has_pattern(uint32_t base, size_t count) {
-        tsup::sync(fd, SYNC_READ);
-        bool ok = true;
-        for (size_t i = 0; i < count && ok; ++i) ok = words[i] == base + static_cast<uint32_t>(i);
-        tsup::sync(fd, SYNC_READ | SYNC_END);
-        return ok;
-    }
-};
 
 cl_mem import_buffer(const ClEnv &env, Dmabuf &buf, size_t size, cl_mem_flags flags = CL_MEM_READ_WRITE) {
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(buf.fd),
@@ -87,12 +59,12 @@ TEST_CASE("a kernel reads and writes an imported dma-buf in place, with acquire 
     ClEnv env;
     const size_t count = 4096;
     Dmabuf buf = make_dmabuf(count * 4);
-    CpuView view(buf);
-    view.write_pattern(100, count);
+    DmabufView view(buf);
+    view.fill_words(100, count);
     cl_mem mem = import_buffer(env, buf, count * 4);
     // Written after the import: only an in-place (zero-copy) or an acquire-time
     // copy can show this to the kernel.
-    view.write_pattern(1000, count);
+    view.fill_words(1000, count);
     cl_kernel k = env.build_kernel(inc_source, "inc");
 
     cl_event acq = nullptr, rel = nullptr;
@@ -108,7 +80,7 @@ TEST_CASE("a kernel reads and writes an imported dma-buf in place, with acquire 
     REQUIRE(clGetEventInfo(rel, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, nullptr) == CL_SUCCESS);
     CHECK(q == env.queue);
     // The kernel's writes are in the dma-buf itself: no read-back call.
-    CHECK(view.has_pattern(1001, count));
+    CHECK(view.has_words(1001, count));
     clReleaseEvent(acq);
     clReleaseEvent(rel);
     clReleaseKernel(k);
@@ -140,8 +112,8 @@ TEST_CASE("mapping an import hands out its contents; writes through the map reac
     ClEnv env;
     const size_t count = 2048;
     Dmabuf buf = make_dmabuf(count * 4);
-    CpuView view(buf);
-    view.write_pattern(7, count);
+    DmabufView view(buf);
+    view.fill_words(7, count);
     cl_mem mem = import_buffer(env, buf, count * 4);
     cl_int err = CL_SUCCESS;
     for (cl_bool blocking : {CL_TRUE, CL_FALSE}) {
@@ -160,7 +132,7 @@ TEST_CASE("mapping an import hands out its contents; writes through the map reac
         REQUIRE(clEnqueueUnmapMemObject(env.queue, mem, p, 0, nullptr, nullptr) == CL_SUCCESS);
         REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
         REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-        CHECK(view.has_pattern(50, count));
+        CHECK(view.has_words(50, count));
     }
     clReleaseMemObject(mem);
 }

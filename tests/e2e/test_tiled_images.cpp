@@ -10,7 +10,6 @@
 // DMA_BUF_IOCTL_SYNC, and IMAGE1D / IMAGE1D_BUFFER / IMAGE3D imports.
 #include <catch2/catch_test_macros.hpp>
 
-#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,71 +30,33 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
-#include "test_dmabufs.hpp"
-#include "tests/sim/vgen9.h"
+#include "dmabuf_view.hpp"
+#include "event_info.hpp"
 #include "layer_probe.hpp"
+#include "test_dmabufs.hpp"
+#include "test_env.hpp"
+#include "vgen9_control.hpp"
 
 using namespace e2e;
-namespace tsup = cldmabuf::test;
+using cldmabuf::test::env_is;
+using cldmabuf::test::vgen9;
 
 namespace {
 
-constexpr uint64_t SYNC_READ = 1, SYNC_WRITE = 2, SYNC_END = 4;
 const cl_mem_properties DMABUF = CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR;
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-bool env_is(const char *name, const char *value) {
-    const char *v = std::getenv(name);
-    return v && std::strcmp(v, value) == 0;
-}
-
-// ---- the virtual Gen9's control API, when preloaded ---------------------------
-struct Sim {
-    void (*stats)(struct vgen9_stats *) = nullptr;
-    void (*hang_next)(unsigned) = nullptr;
-    void (*never_signal_next)(unsigned) = nullptr;
-    int (*fail_ioctl)(unsigned long, unsigned, int) = nullptr;
-    void (*reset)(void) = nullptr;
-    void (*syncs)(uint64_t *, uint64_t *) = nullptr;
-    bool loaded = false;
-    Sim() {
-        auto sym = [](const char *n) { return dlsym(RTLD_DEFAULT, n); };
-        stats = reinterpret_cast<decltype(stats)>(sym("vgen9_stats"));
-        hang_next = reinterpret_cast<decltype(hang_next)>(sym("vgen9_hang_next"));
-        never_signal_next = reinterpret_cast<decltype(never_signal_next)>(sym("vgen9_never_signal_next"));
-        fail_ioctl = reinterpret_cast<decltype(fail_ioctl)>(sym("vgen9_fail_ioctl"));
-        reset = reinterpret_cast<decltype(reset)>(sym("vgen9_reset"));
-        syncs = reinterpret_cast<decltype(syncs)>(sym("vgen9_dmabuf_syncs"));
-        loaded = stats && hang_next && never_signal_next && fail_ioctl && reset;
-    }
-    struct vgen9_stats now() const {
-        struct vgen9_stats s{};
-        if (loaded) stats(&s);
-        return s;
-    }
-};
-const Sim &sim() {
-    static Sim s;
-    return s;
-}
 
 // Whether the layer must serve tiled imports here: the virtual Gen9 is the
 // only blitter these tests claim anything for, and it serves CPU devices and
 // Intel GPUs (layer/blit/device_pairing.cpp, blt_device_mismatch).
 bool blitter_expected(const ClEnv &env) {
-    if (!sim().loaded || env_is("CLDMABUF_BLT", "off")) return false;
+    if (!vgen9().loaded || env_is("CLDMABUF_BLT", "off")) return false;
     cl_device_type type = 0;
     cl_uint vendor = 0;
     clGetDeviceInfo(env.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
     clGetDeviceInfo(env.device, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, nullptr);
     return (type & CL_DEVICE_TYPE_CPU) || ((type & CL_DEVICE_TYPE_GPU) && vendor == 0x8086);
-}
-
-bool device_has_images(const ClEnv &env) {
-    cl_bool images = CL_FALSE;
-    clGetDeviceInfo(env.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr);
-    return images == CL_TRUE;
 }
 
 bool supports(const ClEnv &env, cl_mem_flags flags, cl_mem_object_type type, const cl_image_format &f) {
@@ -115,11 +76,6 @@ bool supports(const ClEnv &env, cl_mem_flags flags, cl_mem_object_type type, con
         if (!device_has_images(env)) SKIP("the device has no image support");    \
         if (!blitter_expected(env)) SKIP("needs the virtual Gen9 blitter");       \
     } while (0)
-
-bool closes_soon(int fd) {
-    for (int i = 0; i < 200 && fd_is_open(fd); ++i) usleep(10 * 1000);
-    return !fd_is_open(fd);
-}
 
 // ---- the test's own tiler (Gen9 PRM tile layouts, no bit-6 swizzle) --------
 // X: a 4 KiB tile is 8 rows of 512 bytes.  Y (legacy): 8 columns of 16-byte
@@ -164,33 +120,6 @@ cl_mem import_tiled(const ClEnv &env, int fd, const cl_image_format &format, con
     desc.image_row_pitch = s.pitch;
     return clCreateImageWithProperties(env.context, props.data(), flags, &format, &desc, nullptr, err);
 }
-
-// The test's CPU view of a dma-buf, bracketed like any other client's.
-struct CpuView {
-    int fd;
-    size_t size;
-    unsigned char *bytes;
-    explicit CpuView(const Dmabuf &buf) : fd(buf.dup_fd()), size(buf.size) {
-        bytes = static_cast<unsigned char *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-        REQUIRE(bytes != MAP_FAILED);
-    }
-    ~CpuView() {
-        munmap(bytes, size);
-        close(fd);
-    }
-    std::vector<unsigned char> snapshot() {
-        tsup::sync(fd, SYNC_READ);
-        std::vector<unsigned char> v(bytes, bytes + size);
-        tsup::sync(fd, SYNC_READ | SYNC_END);
-        return v;
-    }
-    void fill_random(uint32_t seed) {
-        std::mt19937 rng(seed);
-        tsup::sync(fd, SYNC_WRITE);
-        for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<unsigned char>(rng());
-        tsup::sync(fd, SYNC_WRITE | SYNC_END);
-    }
-};
 
 const char *kernels = R"(
 kernel void rd(read_only image2d_t im, global uint4 *out) {
@@ -254,12 +183,6 @@ cl_uint channel(const unsigned char *p, size_t c, size_t channel_bytes) {
     return v;
 }
 
-cl_int status_of(cl_event ev) {
-    cl_int s = 0;
-    REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr) == CL_SUCCESS);
-    return s;
-}
-
 struct UintFormat {
     const char *name;
     cl_image_format format;
@@ -282,7 +205,7 @@ void round_trip(const ClEnv &env, const UintFormat &f, Surface s, cl_mem_flags f
     INFO(name_of(s.tiling) << "-tiled " << f.name << " " << s.width << "x" << s.height << " pitch " << s.real_pitch()
                            << " offset " << s.offset << (flags & CL_MEM_READ_ONLY ? " read-only" : " read-write"));
     Dmabuf buf = make_dmabuf(s.bytes());
-    CpuView view(buf);
+    DmabufView view(buf);
     view.fill_random(seed);
     const std::vector<unsigned char> produced = view.snapshot();
 
@@ -291,7 +214,7 @@ void round_trip(const ClEnv &env, const UintFormat &f, Surface s, cl_mem_flags f
     REQUIRE(err == CL_SUCCESS);
     REQUIRE(image);
     const int fd = buf.release_fd();
-    const uint64_t batches_before = sim().now().batches_submitted;
+    const uint64_t batches_before = vgen9().now().batches_submitted;
 
     REQUIRE(env.acquire(env.queue, 1, &image, 0, nullptr, nullptr) == CL_SUCCESS);
     const std::vector<cl_uint> seen = run_read(env, image, "rd", {s.width, s.height});
@@ -324,7 +247,7 @@ void round_trip(const ClEnv &env, const UintFormat &f, Surface s, cl_mem_flags f
     for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
     CHECK(differ == 0);
     // One batch to de-tile; one more to re-tile, only for a writable image.
-    CHECK(sim().now().batches_submitted - batches_before == (writable ? 2u : 1u));
+    CHECK(vgen9().now().batches_submitted - batches_before == (writable ? 2u : 1u));
 
     REQUIRE(clReleaseMemObject(image) == CL_SUCCESS);
     CHECK(closes_soon(fd));
@@ -362,7 +285,7 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     const UintFormat &f = uint_formats[0];
     Surface s{Tiles::Y, 64, 32, 0, 0, f.elem()};
     Dmabuf buf = make_dmabuf(s.bytes());
-    CpuView view(buf);
+    DmabufView view(buf);
     view.fill_random(5);
     cl_int err = CL_SUCCESS;
     cl_mem image = import_tiled(env, buf.fd, f.format, s, CL_MEM_READ_WRITE, &err);
@@ -370,7 +293,7 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     const int fd = buf.release_fd();
 
     cl_event ev = nullptr;
-    sim().hang_next(1);  // the de-tile batch's fence completes with -EIO
+    vgen9().hang_next(1);  // the de-tile batch's fence completes with -EIO
     REQUIRE(env.acquire(env.queue, 1, &image, 0, nullptr, &ev) == CL_SUCCESS);
     clWaitForEvents(1, &ev);
     CHECK(status_of(ev) < 0);
@@ -378,7 +301,7 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     // clFinish reports a failed layer step once; until then the layer's later
     // steps on the queue fail too (docs/layer-rules.md, "When host work fails").
     CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);
-    sim().never_signal_next(1);  // bounded by CLDMABUF_FENCE_TIMEOUT_MS
+    vgen9().never_signal_next(1);  // bounded by CLDMABUF_FENCE_TIMEOUT_MS
     const auto start = std::chrono::steady_clock::now();
     REQUIRE(env.acquire(env.queue, 1, &image, 0, nullptr, &ev) == CL_SUCCESS);
     clWaitForEvents(1, &ev);
@@ -386,19 +309,19 @@ TEST_CASE("tiled images: a failed de-tile or re-tile fails its event; the next a
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
     clReleaseEvent(ev);
     CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);
-    sim().reset();
+    vgen9().reset();
 
     // A healthy acquire, then a re-tile that hangs.
     REQUIRE(env.acquire(env.queue, 1, &image, 0, nullptr, &ev) == CL_SUCCESS);
     clWaitForEvents(1, &ev);
     CHECK(status_of(ev) == CL_COMPLETE);
     clReleaseEvent(ev);
-    sim().hang_next(1);
+    vgen9().hang_next(1);
     REQUIRE(env.release(env.queue, 1, &image, 0, nullptr, &ev) == CL_SUCCESS);
     clWaitForEvents(1, &ev);
     CHECK(status_of(ev) < 0);
     clReleaseEvent(ev);
-    sim().reset();
+    vgen9().reset();
     clReleaseMemObject(image);
     CHECK(closes_soon(fd));
 }
@@ -411,12 +334,14 @@ TEST_CASE("tiled images: an import and its release leave no fd, mapping or GEM o
     round_trip(env, f, {Tiles::X, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 1);
     clFinish(env.queue);
     const int fds = settled_fds(), maps = settled_mappings();
-    const auto before = sim().now();
+    const auto before = vgen9().now();
     round_trip(env, f, {Tiles::X, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 2);
     round_trip(env, f, {Tiles::Y, 64, 16, 0, 0, 0}, CL_MEM_READ_WRITE, 3);
-    const auto after = sim().now();
-    CHECK(count_open_fds() == fds);
+    // Counted once the layer's workers let go of the last round trip's
+    // objects (a moment after clFinish; under load, after the counts below).
+    CHECK(settled_fds() == fds);
     CHECK(settled_mappings() == maps);
+    const auto after = vgen9().now();
     CHECK(after.live_objects == before.live_objects);
     CHECK(after.live_mappings == before.live_mappings);
     CHECK(after.live_dmabuf_fds == before.live_dmabuf_fds);
@@ -445,7 +370,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         REQUIRE(closes_soon(wfd));
     }
     const int fds_before = settled_fds(), maps_before = settled_mappings();
-    const auto sim_before = sim().now();
+    const auto sim_before = vgen9().now();
     cl_int err = CL_SUCCESS;
     auto refused = [&](cl_mem m, cl_int want) {
         if (m) clReleaseMemObject(m);
@@ -523,26 +448,26 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         else
             refused(m, CL_IMAGE_FORMAT_NOT_SUPPORTED);
     }
-    if (blitter && sim().loaded) {
+    if (blitter && vgen9().loaded) {
         SECTION("the shadow cannot be made (GEM_CREATE fails)") {
-            REQUIRE(sim().fail_ioctl(DRM_IOCTL_I915_GEM_CREATE, 1, ENOMEM) == 0);
+            REQUIRE(vgen9().fail_ioctl(DRM_IOCTL_I915_GEM_CREATE, 1, ENOMEM) == 0);
             refused(import_tiled(env, fd, rgba8, s, CL_MEM_READ_WRITE, &err), CL_OUT_OF_RESOURCES);
-            sim().reset();
+            vgen9().reset();
         }
         SECTION("the shadow cannot be mapped (GEM_MMAP_OFFSET fails)") {
-            REQUIRE(sim().fail_ioctl(DRM_IOCTL_I915_GEM_MMAP_OFFSET, 1, ENOMEM) == 0);
+            REQUIRE(vgen9().fail_ioctl(DRM_IOCTL_I915_GEM_MMAP_OFFSET, 1, ENOMEM) == 0);
             refused(import_tiled(env, fd, rgba8, s, CL_MEM_READ_WRITE, &err), CL_OUT_OF_RESOURCES);
-            sim().reset();
+            vgen9().reset();
         }
         SECTION("the dma-buf cannot be imported by the node (PRIME_FD_TO_HANDLE fails, shadow made)") {
-            REQUIRE(sim().fail_ioctl(DRM_IOCTL_PRIME_FD_TO_HANDLE, 1, ENOMEM) == 0);
+            REQUIRE(vgen9().fail_ioctl(DRM_IOCTL_PRIME_FD_TO_HANDLE, 1, ENOMEM) == 0);
             refused(import_tiled(env, fd, rgba8, s, CL_MEM_READ_WRITE, &err), CL_INVALID_OPERATION);
-            sim().reset();
+            vgen9().reset();
         }
     }
     CHECK(count_open_fds() == fds_before);
     CHECK(settled_mappings() == maps_before);
-    const auto sim_after = sim().now();
+    const auto sim_after = vgen9().now();
     CHECK(sim_after.live_objects == sim_before.live_objects);
     CHECK(sim_after.live_mappings == sim_before.live_mappings);
 }
@@ -557,7 +482,7 @@ TEST_CASE("images: clEnqueueMapImage on a zero-copy import brackets the CPU acce
     const cl_image_format rgba8{CL_RGBA, CL_UNSIGNED_INT8};
     const size_t w = 32, h = 8, pitch = 256;
     Dmabuf buf = make_dmabuf(pitch * h);
-    CpuView view(buf);
+    DmabufView view(buf);
     view.fill_random(3);
     std::vector<cl_mem_properties> props{DMABUF, static_cast<cl_mem_properties>(buf.fd), 0};
     cl_image_desc desc{};
@@ -575,13 +500,13 @@ TEST_CASE("images: clEnqueueMapImage on a zero-copy import brackets the CPU acce
             CL_SUCCESS);
     const bool zero_copy = route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF;
     // The counter covers the virtual Gen9's own dma-bufs only.
-    const bool counted = sim().syncs && dmabuf_source() == "sim";
+    const bool counted = vgen9().dmabuf_syncs && dmabuf_source() == "sim";
     uint64_t starts0 = 0, ends0 = 0, starts1 = 0, ends1 = 0, starts2 = 0, ends2 = 0;
-    if (counted) sim().syncs(&starts0, &ends0);
+    if (counted) vgen9().dmabuf_syncs(&starts0, &ends0);
 
     REQUIRE(env.acquire(env.queue, 1, &image, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    if (counted) sim().syncs(&starts1, &ends1);
+    if (counted) vgen9().dmabuf_syncs(&starts1, &ends1);
     const size_t origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
     size_t row_pitch = 0;
     auto *p = static_cast<unsigned char *>(clEnqueueMapImage(env.queue, image, CL_TRUE, CL_MAP_WRITE, origin, region,
@@ -589,7 +514,7 @@ TEST_CASE("images: clEnqueueMapImage on a zero-copy import brackets the CPU acce
     REQUIRE(err == CL_SUCCESS);
     REQUIRE(p);
     if (counted) {
-        sim().syncs(&starts2, &ends2);
+        vgen9().dmabuf_syncs(&starts2, &ends2);
         CHECK(starts2 - starts1 == (zero_copy ? 1u : 0u));  // START before the pointer is handed out
         CHECK(ends2 == ends1);
     }
@@ -600,7 +525,7 @@ TEST_CASE("images: clEnqueueMapImage on a zero-copy import brackets the CPU acce
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     if (counted) {
         uint64_t starts3 = 0, ends3 = 0;
-        sim().syncs(&starts3, &ends3);
+        vgen9().dmabuf_syncs(&starts3, &ends3);
         CHECK(ends3 - ends2 == (zero_copy ? 2u : 1u));  // unmap's END (zero-copy), release's END
         CHECK(starts3 == starts2);
     }
@@ -625,7 +550,7 @@ void read_other_type(const ClEnv &env, cl_mem_object_type type, const cl_image_d
     size_t w = dims[0], h = dims.size() > 1 ? dims[1] : 1, d = dims.size() > 2 ? dims[2] : 1;
     const size_t bytes = std::max<size_t>(slice_pitch ? slice_pitch * d : row_pitch * h, 1);
     Dmabuf buf = make_dmabuf(bytes);
-    CpuView view(buf);
+    DmabufView view(buf);
     view.fill_random(static_cast<uint32_t>(type));
     const std::vector<unsigned char> produced = view.snapshot();
     std::vector<cl_mem_properties> props{DMABUF, static_cast<cl_mem_properties>(buf.fd), 0};

@@ -1194,6 +1194,53 @@ TEST_CASE("fault injection: the nth ioctl fails with the chosen errno", "[fault]
     vgen9_drain();
 }
 
+// The ioctl tables (vgen9_ioctl_table.cpp) are keyed by the full request
+// code: a request that only shares a table entry's DRM number (another size)
+// gets its fd kind's "not modelled" answer, and fault injection applies to
+// any request on a sim fd, modelled or not.
+TEST_CASE("ioctls outside the tables: each fd kind's answer; injection before the lookup", "[fault]") {
+    Fresh fresh;
+    Dev d;
+    uint32_t h = gem_create(d.fd, 4096);
+    const int dmabuf = prime_export(d.fd, h);
+    Blit b(d.fd);
+    int fence = -1;
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &fence) == 0);
+    vgen9_drain();
+    uint64_t buf[16] = {};
+
+    // Render node: EXECBUFFER2's number with another size, and an unused number.
+    const unsigned long exec_other_size =
+            _IOC(_IOC_READ | _IOC_WRITE, DRM_IOCTL_BASE, DRM_COMMAND_BASE + DRM_I915_GEM_EXECBUFFER2, 8);
+    CHECK(xioctl(d.fd, exec_other_size, buf) == -EINVAL);
+    CHECK(xioctl(d.fd, DRM_IOWR(DRM_COMMAND_BASE + 0x3f, uint64_t), buf) == -EINVAL);
+    // MMAP_GTT shares MMAP_OFFSET's number and is still its own entry.
+    drm_i915_gem_mmap_gtt gtt{};
+    gtt.handle = h;
+    CHECK(xioctl(d.fd, DRM_IOCTL_I915_GEM_MMAP_GTT, &gtt) == 0);
+    CHECK(gtt.offset != 0);
+
+    // dma-buf: unknown -> ENOTTY; SET_NAME accepted.
+    CHECK(xioctl(dmabuf, _IOWR(DMA_BUF_BASE, 0x3f, uint64_t), buf) == -ENOTTY);
+    char name[] = "x";
+    CHECK(ioctl(dmabuf, DMA_BUF_SET_NAME, name) == 0);
+    // sync_file: unknown -> ENOTTY.
+    CHECK(xioctl(fence, _IOWR(SYNC_IOC_MAGIC, 0x3f, uint64_t), buf) == -ENOTTY);
+
+    // Injection wins over "not modelled" on every fd kind.
+    REQUIRE(vgen9_fail_ioctl(exec_other_size, 1, EIO) == 0);
+    CHECK(xioctl(d.fd, exec_other_size, buf) == -EIO);
+    CHECK(xioctl(d.fd, exec_other_size, buf) == -EINVAL);
+    REQUIRE(vgen9_fail_ioctl(_IOWR(DMA_BUF_BASE, 0x3f, uint64_t), 1, EAGAIN) == 0);
+    CHECK(xioctl(dmabuf, _IOWR(DMA_BUF_BASE, 0x3f, uint64_t), buf) == -EAGAIN);
+    REQUIRE(vgen9_fail_ioctl(_IOWR(SYNC_IOC_MAGIC, 0x3f, uint64_t), 1, ENOMEM) == 0);
+    CHECK(xioctl(fence, _IOWR(SYNC_IOC_MAGIC, 0x3f, uint64_t), buf) == -ENOMEM);
+
+    close(fence);
+    close(dmabuf);
+    gem_close(d.fd, h);
+}
+
 // ===================================================================== leaks
 TEST_CASE("no leaks of memfds or mappings after closing the device", "[leak]") {
     Fresh fresh;

@@ -1,5 +1,6 @@
 // Internal seam between the libc hooks (vgen9_hooks.cpp) and the device
-// model (vgen9_device.cpp).  Not installed, not used by the layer.
+// model (vgen9_device.cpp and the files it dispatches to, vgen9_model.hpp).
+// Not installed, not used by the layer.
 #pragma once
 
 #include <dirent.h>
@@ -39,7 +40,7 @@ Real &real();
 
 void log_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-// ---- device model entry points (vgen9_device.cpp) ----
+// ---- device model entry points (vgen9_device.cpp; poll: vgen9_poll.cpp) ----
 // Is fd one of ours (device, exported dma-buf, sync_file)?  Cheap.
 bool is_tracked(int fd);
 // Open the fake render node; returns an fd or -1/errno.

@@ -3,11 +3,10 @@
 // executed by the sim's BCS model, real sync_file fences.  Everything here is
 // "on the virtual Gen9"; nothing is claimed for hardware.
 //
-// The sim control API is reached through dlsym(RTLD_DEFAULT) so the binary
+// The sim control API is reached through dlsym (tests/support/vgen9_control.hpp) so the binary
 // does not link libvgen9; without the preload every test is skipped.
 #include <catch2/catch_test_macros.hpp>
 
-#include <dlfcn.h>
 #include <drm.h>
 #include <fcntl.h>
 #include <i915_drm.h>
@@ -22,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../sim/vgen9.h"
+#include "vgen9_control.hpp"
 #include "layer/blit/device_pairing.hpp"
 #include "layer/i915/blt_engine.hpp"
 #include "layer/pci_address.hpp"
@@ -33,34 +32,10 @@ using cldmabuf::kernel;
 
 namespace {
 
-struct Sim {
-    const char *(*node_path)() = nullptr;
-    int (*fail_ioctl)(unsigned long, unsigned, int) = nullptr;
-    void (*hang_next)(unsigned) = nullptr;
-    void (*never_signal_next)(unsigned) = nullptr;
-    void (*reset)() = nullptr;
-    void (*stats)(struct vgen9_stats *) = nullptr;
-    int (*drain)() = nullptr;
-    bool ok = false;
-    Sim() {
-        node_path = reinterpret_cast<const char *(*)()>(dlsym(RTLD_DEFAULT, "vgen9_node_path"));
-        fail_ioctl = reinterpret_cast<int (*)(unsigned long, unsigned, int)>(dlsym(RTLD_DEFAULT, "vgen9_fail_ioctl"));
-        hang_next = reinterpret_cast<void (*)(unsigned)>(dlsym(RTLD_DEFAULT, "vgen9_hang_next"));
-        never_signal_next = reinterpret_cast<void (*)(unsigned)>(dlsym(RTLD_DEFAULT, "vgen9_never_signal_next"));
-        reset = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "vgen9_reset"));
-        stats = reinterpret_cast<void (*)(struct vgen9_stats *)>(dlsym(RTLD_DEFAULT, "vgen9_stats"));
-        drain = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "vgen9_drain"));
-        ok = node_path && fail_ioctl && hang_next && never_signal_next && reset && stats && drain;
-    }
-};
-
-Sim &sim() {
-    static Sim s;
-    return s;
-}
+using cldmabuf::test::vgen9;
 
 #define REQUIRE_SIM() \
-    do { if (!sim().ok) SKIP("libvgen9.so not preloaded"); } while (0)
+    do { if (!vgen9().loaded) SKIP("libvgen9.so not preloaded"); } while (0)
 
 // A native sim object exported as a dma-buf, CPU-mapped through the sim node.
 struct SimBuffer {
@@ -115,9 +90,9 @@ struct Fixture {
     int node = -1;
     std::unique_ptr<BltEngine> eng;
     Fixture() {
-        sim().reset();
-        sim().stats(&before);
-        node = kernel().open(sim().node_path(), O_RDWR | O_CLOEXEC);
+        vgen9().reset();
+        vgen9().stats(&before);
+        node = kernel().open(vgen9().node_path(), O_RDWR | O_CLOEXEC);
         REQUIRE(node >= 0);
         int err = 0;
         eng = BltEngine::create(&err);
@@ -179,9 +154,9 @@ TEST_CASE("sim: buffer copies are byte-exact and leak-free", "[i915][sim]") {
         CHECK(f.eng->live_imports() == 0);
         CHECK(f.eng->stats().submits == 136);
     }
-    sim().drain();
+    vgen9().drain();
     struct vgen9_stats after{};
-    sim().stats(&after);
+    vgen9().stats(&after);
     CHECK(after.live_objects == base.live_objects);
     CHECK(after.live_device_fds == base.live_device_fds);
     CHECK(after.live_dmabuf_fds == base.live_dmabuf_fds);
@@ -258,7 +233,7 @@ TEST_CASE("sim: fault injection", "[i915][sim]") {
 
     SECTION("EINTR and EAGAIN are retried") {
         for (int e : {EINTR, EAGAIN}) {
-            REQUIRE(sim().fail_ioctl(DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, 1, e) == 0);
+            REQUIRE(vgen9().fail_ioctl(DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, 1, e) == 0);
             std::memset(d.map, 0, 65536);
             REQUIRE(f.eng->submit_copy_buffer(si, di, 0, 0, 65536, &fence) == 0);
             REQUIRE(f.wait(fence) == 1);
@@ -267,7 +242,7 @@ TEST_CASE("sim: fault injection", "[i915][sim]") {
     }
     SECTION("ENOMEM, ENOSPC, EIO surface as -errno, then the engine recovers") {
         for (int e : {ENOMEM, ENOSPC, EIO}) {
-            REQUIRE(sim().fail_ioctl(DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, 1, e) == 0);
+            REQUIRE(vgen9().fail_ioctl(DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, 1, e) == 0);
             CHECK(f.eng->submit_copy_buffer(si, di, 0, 0, 4096, &fence) == -e);
         }
         REQUIRE(f.eng->submit_copy_buffer(si, di, 0, 0, 4096, &fence) == 0);
@@ -275,7 +250,7 @@ TEST_CASE("sim: fault injection", "[i915][sim]") {
         CHECK(f.eng->batch_buffers() == 1);
     }
     SECTION("hung ring: the fence reports -EIO") {
-        sim().hang_next(1);
+        vgen9().hang_next(1);
         REQUIRE(f.eng->submit_copy_buffer(si, di, 0, 0, 4096, &fence) == 0);
         CHECK(f.wait(fence) == -EIO);
         // The next submission runs normally.
@@ -284,11 +259,11 @@ TEST_CASE("sim: fault injection", "[i915][sim]") {
         CHECK(std::memcmp(d.map, s.map, 4096) == 0);
     }
     SECTION("never-signalled fence: wait times out, reset completes it with -EIO") {
-        sim().never_signal_next(1);
+        vgen9().never_signal_next(1);
         REQUIRE(f.eng->submit_copy_buffer(si, di, 0, 0, 4096, &fence) == 0);
         CHECK(BltEngine::wait_fence(fence, 50) == 0);
         CHECK(BltEngine::wait_fence(fence, 0) == 0);
-        sim().reset();
+        vgen9().reset();
         CHECK(f.wait(fence) == -EIO);
     }
     f.eng->release(si);

@@ -1,0 +1,258 @@
+// The virtual Gen9's model: fences, GEM objects, drm_files, queued batches and
+// the one State they live in, shared by the device's translation units
+// (fd tracking, ioctl handlers, execbuffer, worker, poll, control API).
+// Test instrument, not installed; see docs/virtual-gen9.md.
+#pragma once
+
+#include "vgen9_internal.hpp"
+
+#include <i915_drm.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/bcs_engine.hpp"
+
+namespace vgen9sim {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kMmapBase = 1ull << 32;  // fake mmap offsets start here
+constexpr unsigned kBcsClass = 1;           // I915_ENGINE_CLASS_COPY
+
+inline uint64_t page_round(uint64_t v) { return (v + kPage - 1) & ~(kPage - 1); }
+inline uint64_t canonical(uint64_t a) { return (uint64_t)(((int64_t)(a << 16)) >> 16); }
+inline int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+            .count();
+}
+
+extern std::atomic<bool> g_log;
+
+// ------------------------------------------------------------------ fences
+struct Fence {
+    std::mutex m;
+    std::condition_variable cv;
+    int status = 0;  // 0 active, 1 signalled, <0 error
+    int efd = -1;    // eventfd made readable on completion (poll target)
+    uint64_t seqno = 0;
+    uint64_t timestamp_ns = 0;
+    std::vector<std::function<void()>> callbacks;
+
+    Fence();
+    ~Fence() {
+        if (efd >= 0) real().close(efd);
+    }
+    int get() {
+        std::lock_guard<std::mutex> l(m);
+        return status;
+    }
+    void signal(int st) {
+        std::vector<std::function<void()>> cbs;
+        {
+            std::lock_guard<std::mutex> l(m);
+            if (status != 0) return;
+            status = st;
+            timestamp_ns = (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   Clock::now().time_since_epoch())
+                                   .count();
+            uint64_t one = 1;
+            ssize_t w = ::write(efd, &one, sizeof one);
+            (void)w;
+            cbs.swap(callbacks);
+        }
+        cv.notify_all();
+        for (auto &cb : cbs) cb();
+    }
+    // Wait until completed; deadline == nullopt: forever.  true if completed.
+    bool wait_until(const Clock::time_point *deadline) {
+        std::unique_lock<std::mutex> l(m);
+        while (status == 0) {
+            if (!deadline) {
+                cv.wait(l);
+            } else if (cv.wait_until(l, *deadline) == std::cv_status::timeout) {
+                return status != 0;
+            }
+        }
+        return true;
+    }
+    // cb runs once on completion (immediately if already complete).
+    void on_signal(std::function<void()> cb) {
+        {
+            std::lock_guard<std::mutex> l(m);
+            if (status == 0) {
+                callbacks.push_back(std::move(cb));
+                return;
+            }
+        }
+        cb();
+    }
+};
+using FenceP = std::shared_ptr<Fence>;
+
+// A fence that completes when all of `in` completed (first error wins).
+FenceP merge_fences(const std::vector<FenceP> &in);
+// Waits for each fence; deadline == nullptr: forever.  0 or -ETIME.
+int do_wait_fences(const std::vector<FenceP> &fs, const Clock::time_point *deadline);
+
+// ---------------------------------------------------------------- objects
+struct Stats {
+    std::atomic<uint64_t> objects{0}, memfds{0}, mappings{0}, submitted{0}, executed{0}, hung{0},
+            rejected{0}, queued{0};
+    // DMA_BUF_IOCTL_SYNC calls accepted on the sim's own dma-bufs (START, END).
+    std::atomic<uint64_t> sync_starts{0}, sync_ends{0};
+};
+extern Stats g_stats;
+
+struct Object {
+    uint64_t size = 0;    // page-rounded
+    int memfd = -1;       // native objects
+    uint8_t *host = nullptr;
+    bool host_owned = false;  // host is our mmap (native / foreign)
+    bool userptr = false;
+    bool foreign = false;
+    bool readonly = false;
+    int foreign_fd = -1;  // our dup of an imported real dma-buf
+    dev_t dev = 0;
+    ino_t ino = 0;
+    uint64_t mmap_base = 0;
+    // Implicit fences, protected by the global state mutex.
+    FenceP write_fence;
+    std::vector<FenceP> read_fences;
+
+    Object() { ++g_stats.objects; }
+    ~Object() {
+        if (host_owned && host) {
+            real().munmap(host, size);
+            --g_stats.mappings;
+        }
+        if (memfd >= 0) {
+            real().close(memfd);
+            --g_stats.memfds;
+        }
+        if (foreign_fd >= 0) real().close(foreign_fd);
+        --g_stats.objects;
+    }
+    void prune() {
+        if (write_fence && write_fence->get() != 0) write_fence.reset();
+        read_fences.erase(std::remove_if(read_fences.begin(), read_fences.end(),
+                                         [](const FenceP &f) { return f->get() != 0; }),
+                          read_fences.end());
+    }
+    std::vector<FenceP> fences(bool all) {
+        prune();
+        std::vector<FenceP> v;
+        if (write_fence) v.push_back(write_fence);
+        if (all) v.insert(v.end(), read_fences.begin(), read_fences.end());
+        return v;
+    }
+};
+using ObjectP = std::shared_ptr<Object>;
+
+// One drm_file: what an open() of the node creates; dup()s share it.
+struct File {
+    std::map<uint32_t, ObjectP> handles;
+    uint32_t next_handle = 1;
+    std::map<uint32_t, bool> contexts;  // id -> exists (0 = default, implicit)
+    uint32_t next_ctx = 1;
+    uint64_t next_gpu = 0x100000;  // placement cursor for unpinned objects
+    uint32_t handle_of(const ObjectP &o) {
+        for (auto &[h, p] : handles)
+            if (p == o) return h;
+        uint32_t h = next_handle++;
+        handles[h] = o;
+        return h;
+    }
+};
+using FileP = std::shared_ptr<File>;
+
+// ------------------------------------------------------------------ jobs
+struct Binding {
+    uint64_t gpu;
+    uint64_t size;
+    ObjectP obj;
+};
+struct Job {
+    std::vector<uint32_t> batch;  // shadow copy, as the Gen9 parser makes
+    std::vector<Binding> bindings;
+    FenceP fence;
+    FenceP in_fence;       // FENCE_IN from one of our sync_files
+    int in_fence_fd = -1;  // FENCE_IN from a real sync_file (dup)
+    std::vector<std::pair<ObjectP, short>> foreign_waits;  // implicit sync on real dma-bufs
+    bool hang = false, never = false;
+    Clock::time_point ready_at;
+};
+
+// ------------------------------------------------------------ configuration
+struct FailRule {
+    unsigned long req;
+    unsigned countdown;  // 0 = always
+    int err;
+};
+
+struct Config {
+    bool log = false;
+    unsigned delay_ms = 0;
+    bool manual = false;
+    unsigned hang_next = 0, never_next = 0;
+    std::vector<FailRule> fails;
+};
+
+// --------------------------------------------------------------- state
+struct State {
+    std::mutex mu;  // tables, fences of objects, fault injection
+    std::map<int, FileP> dev_fds;
+    std::map<int, ObjectP> dmabuf_fds;
+    std::map<int, FenceP> sync_fds;
+    std::map<uint64_t, std::weak_ptr<Object>> mmap_offsets;  // base -> object
+    std::map<std::pair<dev_t, ino_t>, std::weak_ptr<Object>> by_inode;
+    std::map<uintptr_t, size_t> user_maps;
+    uint64_t next_mmap = kMmapBase;
+    Config env_cfg, cfg;
+    std::atomic<bool> any_foreign{false};
+    std::vector<FenceP> never_fences;
+
+    // worker
+    std::mutex qmu;
+    std::condition_variable qcv, donecv;
+    std::deque<Job> queue;
+    bool executing = false;
+    unsigned credits = 0;
+    unsigned ran_in_tick = 0;
+    bool worker_started = false;
+    vgen9::BcsState bcs;
+};
+
+// The one device state; created on first use, never destroyed (hooks may run
+// during exit).  Reads the CLDMABUF_SIM_* environment once.
+State &S();
+
+// ---- helpers shared by the ioctl handlers (vgen9_state.cpp) ----
+// An injected errno for this call of `req` (vgen9_fail_ioctl), or 0.
+int inject(State &s, unsigned long req);
+// Caller holds s.mu.  A new sync_file fd for f (a dup of its eventfd).
+FenceP new_fence_fd(State &s, FenceP f, int *fd_out);
+ObjectP lookup(File &f, uint32_t h);
+// Caller holds s.mu.  A memfd-backed GEM object of `size` (page-rounded).
+ObjectP new_native(State &s, uint64_t size, int *err);
+// Caller holds s.mu.  A real dma-buf previously imported (matched by inode).
+ObjectP foreign_by_fd(State &s, int fd);
+// The exporter name fdinfo reports for the sim's dma-bufs; under S().mu.
+extern std::string g_export_name;
+
+// ---- the BCS worker (vgen9_worker.cpp) ----
+void ensure_worker(State &s);
+
+// ---- execbuffer2 (vgen9_execbuffer.cpp); caller holds s.mu ----
+int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr);
+
+}  // namespace vgen9sim
