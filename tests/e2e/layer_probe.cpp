@@ -45,7 +45,37 @@ bool probe_blitter(const ClEnv &env) {
     return took;
 }
 
+// The route the layer gives a 4 KiB buffer import on this device.
+bool probe_in_place(const ClEnv &env) {
+    if (!have_dmabuf()) return false;
+    Dmabuf a = make_dmabuf(4096);
+    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(a.fd), 0};
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    if (!m) return false;
+    a.release_fd();
+    const bool in_place = route_of(m) != CL_DMA_BUF_ROUTE_COPY_CLDMABUF;
+    clReleaseMemObject(m);
+    return in_place;
+}
+
 }  // namespace
+
+bool layer_imports_in_place() {
+    static std::once_flag once;
+    static bool in_place = false;
+    std::call_once(once, [] {
+        try {
+            ClEnv env;
+            in_place = probe_in_place(env);
+        } catch (const std::exception &) {
+            in_place = false;
+        }
+        std::printf("[probe] the layer imports dma-bufs %s on this device\n",
+                    in_place ? "in place (zero-copy)" : "through the copy route");
+    });
+    return in_place;
+}
 
 bool layer_takes_blitter() {
     static std::once_flag once;

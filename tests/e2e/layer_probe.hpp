@@ -27,6 +27,12 @@ LayerStats layer_stats(cl_platform_id platform);
 // Gen9 node (NVIDIA, any non-Intel GPU).
 bool layer_takes_blitter();
 
+// Whether the layer imports a dma-buf buffer in place on the first device
+// (asked once per process: one 4 KiB import and its route).  False where the
+// copy route is forced (CLDMABUF_IMPORT=copy, CLDMABUF_ZERO_COPY_CHECK=fail)
+// and on devices without host-unified memory (NVIDIA's discrete GPU).
+bool layer_imports_in_place();
+
 // CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF of an import (the query is REQUIREd
 // to succeed).
 cl_uint route_of(cl_mem mem);

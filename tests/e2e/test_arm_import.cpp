@@ -35,10 +35,9 @@ ImportFn import_fn(const ClEnv &env) {
 
 const cl_import_properties_arm DMABUF_PROPS[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
 
-bool copy_strategy_forced() {
-    const char *v = std::getenv("CLDMABUF_IMPORT");
-    return v && !std::strcmp(v, "copy");
-}
+// cl_arm_import_memory never copies: wherever the layer would take the copy
+// route (forced, or a discrete device), the import is refused.
+bool copy_strategy_forced() { return !layer_imports_in_place(); }
 
 bool has_word(const std::string &list, const std::string &word) {
     for (const std::string &w : split_words(list))

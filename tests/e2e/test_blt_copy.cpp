@@ -308,9 +308,14 @@ TEST_CASE("[blt] sub-buffers of imports: copies land at the right place, overlap
     // two disjoint sub-buffers of the same parent
     REQUIRE(clEnqueueCopyBuffer(env.queue, a1, a2, 0, 1, 4000, 0, nullptr, nullptr) == CL_SUCCESS);
     std::memcpy(ra.data() + o2 + 1, ra.data() + o1, 4000);
-    // the parent into its own sub-buffer, away from the source range
-    REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, a1, N - 4096, 0, 4096, 0, nullptr, nullptr) == CL_SUCCESS);
-    std::memcpy(ra.data() + o1, ra.data() + N - 4096, 4096);
+    // the parent into its own sub-buffer, away from the source range: the
+    // blitter's to do; elsewhere the ICD's (the memory model leaves copies
+    // between a buffer and its sub-buffer undefined, and NVIDIA 580 faulted
+    // in clReleaseMemObject of these sub-buffers after them).
+    if (expect_blt()) {
+        REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, a1, N - 4096, 0, 4096, 0, nullptr, nullptr) == CL_SUCCESS);
+        std::memcpy(ra.data() + o1, ra.data() + N - 4096, 4096);
+    }
     // rect between sub-buffers: only on the blitter, since PoCL 3.1 itself
     // crashes on clEnqueueCopyBufferRect between sub-buffers (plain buffers,
     // no layer: docs/blitter.md), which the fallback runs would reach.
@@ -330,7 +335,8 @@ TEST_CASE("[blt] sub-buffers of imports: copies land at the right place, overlap
     // Overlap through different sub-buffers of one parent, and parent vs sub-buffer.
     cl_mem a3 = sub(a.mem, o1 + 2 * align, 8192);  // overlaps a1
     CHECK(clEnqueueCopyBuffer(env.queue, a1, a3, 2 * align, 0, 16, 0, nullptr, nullptr) == CL_MEM_COPY_OVERLAP);
-    CHECK(clEnqueueCopyBuffer(env.queue, a1, a3, 0, 2 * align, 16, 0, nullptr, nullptr) == CL_SUCCESS);
+    if (expect_blt())  // disjoint ranges of overlapping sub-buffers: the ICD's otherwise (as above)
+        CHECK(clEnqueueCopyBuffer(env.queue, a1, a3, 0, 2 * align, 16, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(clEnqueueCopyBuffer(env.queue, a.mem, a1, o1 + 10, 0, 16, 0, nullptr, nullptr) == CL_MEM_COPY_OVERLAP);
     Rect ro{{0, 0, 0}, {0, 0, 0}, {16, 4, 1}, 64, 0, 64, 0};
     // a1's rows end at o1 + 3 * 64 + 16; a3's first row starts 2 * align after o1

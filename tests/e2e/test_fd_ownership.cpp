@@ -199,10 +199,8 @@ TEST_CASE("fd ownership: a refused import keeps no duplicate and leaves the appl
 TEST_CASE("fd ownership: clImportMemoryARM never closes the caller's fd, used or closed after the import", "[kernel][fd]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    const char *forced = std::getenv("CLDMABUF_IMPORT");
-    const char *check = std::getenv("CLDMABUF_ZERO_COPY_CHECK");
-    if ((forced && !std::strcmp(forced, "copy")) || (check && !std::strcmp(check, "fail")))
-        SKIP("cl_arm_import_memory never copies: refused with copies (tests/e2e/test_zero_copy_check.cpp)");
+    if (!layer_imports_in_place())
+        SKIP("cl_arm_import_memory never copies: refused where the layer copies (forced, or a discrete device)");
     using ImportFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *, void *,
                                            size_t, cl_int *);
     auto import = reinterpret_cast<ImportFn>(
@@ -284,7 +282,6 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
     for (const auto &p : perms) (p[1] == 'w' ? rw : ro)++;
     for (const auto &p : perms_before) (p[1] == 'w' ? rw : ro)--;
     CHECK(rw == 0);  // no writable mapping was added for it
-    const char *forced = std::getenv("CLDMABUF_IMPORT");
     CHECK(ro == 1);  // the layer's own, read-only (a device copy maps it too, to fill on acquire)
 
     // A kernel sums what it reads.
@@ -310,8 +307,7 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
 
     // Host-enqueued writes would make the ICD write the read-only mapping:
     // refused while the import is used in place; a device copy takes them.
-    const char *check = std::getenv("CLDMABUF_ZERO_COPY_CHECK");
-    const bool in_place = !(forced && !std::strcmp(forced, "copy")) && !(check && !std::strcmp(check, "fail"));
+    const bool in_place = route_of(mem) != CL_DMA_BUF_ROUTE_COPY_CLDMABUF;
     const cl_int want = in_place ? CL_INVALID_OPERATION : CL_SUCCESS;
     std::vector<uint32_t> words(n, 9);
     CHECK(clEnqueueWriteBuffer(env.queue, mem, CL_TRUE, 0, 64, words.data(), 0, nullptr, nullptr) == want);
