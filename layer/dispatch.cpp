@@ -1,10 +1,9 @@
 #include "layer/dispatch.hpp"
-#include "layer/egl/egl.hpp"
-#include "layer/icd_slots.hpp"
-#include "layer/ext/import.hpp"
 
 #include <algorithm>
 #include <cstring>
+
+#include "layer/icd_slots.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -26,15 +25,8 @@ const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_
     size_t slots = std::min<size_t>(num_entries, sizeof layer_dispatch / sizeof(void *));
     std::memcpy(&layer_dispatch, target, slots * sizeof(void *));
     std::memcpy(&guarded_next, target, slots * sizeof(void *));
-    install_slot_guards(guarded_next, target, static_cast<cl_uint>(slots));
-    install_extension_overrides(layer_dispatch);
-    install_import_overrides(layer_dispatch);
-    install_image_overrides(layer_dispatch);
-    install_event_overrides(layer_dispatch);
-    install_map_overrides(layer_dispatch);
-    install_copy_overrides(layer_dispatch);
-    install_egl_overrides(layer_dispatch);  // wraps the layer's own image import
-    install_read_only_guard(layer_dispatch);  // last: wraps the copy and map overrides (layer/ext/import.hpp)
+    guard_icd_slots(guarded_next, target, static_cast<cl_uint>(slots));
+    fill_layer_table(layer_dispatch);
     return &layer_dispatch;
 }
 

@@ -1,30 +1,35 @@
 // The dispatch tables: the one below us (`next()`) and the one we hand the
-// loader.  Calls the layer does not intercept are never wrapped: our table
-// starts as a copy of the target's, so the loader jumps straight to the next
-// layer or the ICD and those calls cost nothing extra.
+// loader (`ours()`).  Calls the layer does not intercept are never wrapped:
+// our table starts as a copy of the target's, so the loader jumps straight
+// to the next layer or the ICD and those calls cost nothing extra.  What the
+// layer does intercept is listed in one place, layer/dispatch_table.cpp.
 #pragma once
 
 #include "layer/cl_compat.h"
 
 namespace cldmabuf {
 
-// The dispatch table below the layer.  Valid after init.
+// The dispatch table below the layer, its 2.x/3.0 slots guarded for older
+// ICDs (layer/icd_slots.hpp).  Valid after init.
 const cl_icd_dispatch &next();
 
-// The layer's own table (what the loader calls): for entry points the layer
-// hands out itself that must enter the layer's overrides, not skip them.
+// The layer's own table (what the loader calls).  The one way a feature
+// re-enters the layer's entry points (e.g. egl importing an EGLImage through
+// the layer's clCreateImageWithProperties): read at call time, it runs
+// every check the application's call would.
 const cl_icd_dispatch &ours();
 
-// Builds the layer's table from `target` (copying `num_entries` slots) and
-// installs every override.  Returns the table to hand to the loader.
+// Builds both tables from `target` (copying `num_entries` slots): guards the
+// one below, fills ours (fill_layer_table).  Returns ours for the loader.
 const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_entries);
 
-// Each part of the layer installs its overrides here (called by init_dispatch).
-void install_extension_overrides(cl_icd_dispatch &table);
-void install_import_overrides(cl_icd_dispatch &table);
-void install_event_overrides(cl_icd_dispatch &table);
-void install_map_overrides(cl_icd_dispatch &table);
-void install_copy_overrides(cl_icd_dispatch &table);
-void install_image_overrides(cl_icd_dispatch &table);  // after install_import_overrides (chains its queries)
+// Writes the layer's overrides into `table`, a copy of the target's
+// (layer/dispatch_table.cpp; called by init_dispatch).
+void fill_layer_table(cl_icd_dispatch &table);
+
+// The layer's function for an extension function name (the list in
+// layer/dispatch_table.cpp), or nullptr: what clGetExtensionFunctionAddress*
+// answers before asking the next table.
+void *layer_extension_function(const char *name);
 
 }  // namespace cldmabuf

@@ -3,6 +3,8 @@
 // (see EventTypeRegistry), plus clFinish reporting a failed layer step of the
 // queue (layer/failed_events.hpp).  The overrides look at the side tables
 // only while they are non-empty: one relaxed load on every other call.
+#include "layer/events.hpp"
+
 #include <cstring>
 
 #include "layer/dispatch.hpp"
@@ -22,8 +24,6 @@ void release_layer_event(cl_event event) {
             event_types().remove(event);  // the handle may be reused by the ICD after this
     }
 }
-
-namespace {
 
 cl_int CL_API_CALL get_event_info(cl_event event, cl_event_info name, size_t size, void *value, size_t *size_ret) {
     // Let the ICD validate the arguments first, then replace the answer.
@@ -53,6 +53,8 @@ cl_int CL_API_CALL wait_for_events(cl_uint num_events, const cl_event *events) {
     return err;
 }
 
+namespace {
+
 // A layer step's event on an ICD that calls callbacks of failed commands
 // with CL_COMPLETE (NVIDIA), or never learns of the failure (side-table
 // mode): the callback receives the status the layer recorded.  The event is
@@ -75,6 +77,8 @@ void CL_CALLBACK hop(cl_event event, cl_int status, void *data) {
         next().clReleaseEvent(event);
     });
 }
+
+}  // namespace
 
 cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type, void(CL_CALLBACK *notify)(cl_event, cl_int, void *),
                                       void *user_data) {
@@ -116,7 +120,7 @@ cl_int CL_API_CALL get_event_profiling_info(cl_event event, cl_profiling_info na
 // clFinish waits for the barriers, hence for the steps' work; the first layer
 // step that failed on the queue since the last clFinish is reported once,
 // as CL_OUT_OF_RESOURCES / CL_OUT_OF_HOST_MEMORY (the errors clFinish has).
-cl_int CL_API_CALL finish(cl_command_queue queue) {
+cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
     cl_int err = next().clFinish(queue);
     if (err != CL_SUCCESS || !any_queue_failure()) return err;
     const cl_int failed = take_queue_failure(queue);
@@ -151,20 +155,6 @@ cl_int CL_API_CALL release_command_queue(cl_command_queue queue) {
             forget_queue(queue);  // the handle may be reused by the ICD after this
     }
     return next().clReleaseCommandQueue(queue);
-}
-
-}  // namespace
-
-void install_event_overrides(cl_icd_dispatch &table) {
-    table.clGetEventInfo = get_event_info;
-    table.clReleaseEvent = release_event;
-    table.clWaitForEvents = wait_for_events;
-    table.clSetEventCallback = set_event_callback;
-    table.clGetEventProfilingInfo = get_event_profiling_info;
-    table.clFinish = finish;
-    table.clReleaseCommandQueue = release_command_queue;
-    table.clCreateCommandQueue = create_command_queue;
-    table.clCreateCommandQueueWithProperties = create_command_queue_with_properties;
 }
 
 }  // namespace cldmabuf

@@ -1,6 +1,9 @@
-// What the layer adds to platform and device queries, and the extension
-// functions it hands out.  The plain and _WITH_VERSION lists are patched the
-// same way (the CTS's extended_versioning test compares them).
+// What the layer adds to platform and device queries.  The plain and
+// _WITH_VERSION lists are patched the same way (the CTS's
+// extended_versioning test compares them).  The extension functions the
+// layer hands out by name are listed in layer/dispatch_table.cpp.
+#include "layer/extensions.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -10,8 +13,6 @@
 #include "layer/dispatch.hpp"
 #include "layer/worker.hpp"
 #include "layer/egl/egl.hpp"
-#include "layer/ext/acquire_release.hpp"
-#include "layer/ext/arm_import.hpp"
 #include "layer/stats.hpp"
 #include "CL/cl_ext_cldmabuf.h"
 
@@ -115,6 +116,8 @@ cl_int patched_extension_versions(Query query, cl_uint name, size_t size, void *
     return answer(list.data(), list.size() * sizeof(cl_name_version), size, value, size_ret);
 }
 
+}  // namespace
+
 cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info name, size_t size, void *value,
                                      size_t *size_ret) {
     auto query = [platform](cl_uint n, size_t s, void *v, size_t *r) {
@@ -157,7 +160,7 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
         if (err != CL_SUCCESS) return err;
         if (name == CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR)
             return union_handle_types(query, name, true, size, value, size_ret);
-        // Images import linear dma-bufs (layer/ext/image_import.cpp): DMA_BUF
+        // Images import linear dma-bufs (layer/import/image.cpp): DMA_BUF
         // assumes linear images on devices with image support, none otherwise.
         cl_bool images = CL_FALSE;
         if (next().clGetDeviceInfo(device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr) != CL_SUCCESS)
@@ -166,36 +169,6 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
     }
     default: return next().clGetDeviceInfo(device, name, size, value, size_ret);
     }
-}
-
-void *our_function(const char *name) {
-    if (!name) return nullptr;
-    if (!std::strcmp(name, "clEnqueueAcquireExternalMemObjectsKHR"))
-        return reinterpret_cast<void *>(&enqueue_acquire_external_mem_objects);
-    if (!std::strcmp(name, "clEnqueueReleaseExternalMemObjectsKHR"))
-        return reinterpret_cast<void *>(&enqueue_release_external_mem_objects);
-    if (!std::strcmp(name, "clImportMemoryARM")) return reinterpret_cast<void *>(&import_memory_arm);
-    if (void *fn = egl_function(name)) return fn;
-    return nullptr;
-}
-
-void *CL_API_CALL get_extension_function_address_for_platform(cl_platform_id platform, const char *name) {
-    if (void *fn = our_function(name)) return fn;
-    return next().clGetExtensionFunctionAddressForPlatform(platform, name);
-}
-
-void *CL_API_CALL get_extension_function_address(const char *name) {
-    if (void *fn = our_function(name)) return fn;
-    return next().clGetExtensionFunctionAddress(name);
-}
-
-}  // namespace
-
-void install_extension_overrides(cl_icd_dispatch &table) {
-    table.clGetPlatformInfo = get_platform_info;
-    table.clGetDeviceInfo = get_device_info;
-    table.clGetExtensionFunctionAddressForPlatform = get_extension_function_address_for_platform;
-    table.clGetExtensionFunctionAddress = get_extension_function_address;
 }
 
 }  // namespace cldmabuf

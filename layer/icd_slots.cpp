@@ -148,7 +148,7 @@ cl_version icd_context_version(cl_context context) {
     return device_version(devices[0]);
 }
 
-void install_slot_guards(cl_icd_dispatch &table, const cl_icd_dispatch *raw, cl_uint num_entries) {
+void guard_icd_slots(cl_icd_dispatch &table, const cl_icd_dispatch *raw, cl_uint num_entries) {
     raw_table = raw;
     raw_entries = num_entries;
     table.clCreateBufferWithProperties = guard_create_buffer_with_properties;

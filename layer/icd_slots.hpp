@@ -19,6 +19,6 @@ cl_version icd_context_version(cl_context context);
 // Replaces the 2.x/3.0 slots of `table` (a copy of the loader's `raw`, of
 // which `num_entries` slots are valid) with guards that call the raw slot
 // only where the ICD behind the object has it.  Called by init_dispatch.
-void install_slot_guards(cl_icd_dispatch &table, const cl_icd_dispatch *raw, cl_uint num_entries);
+void guard_icd_slots(cl_icd_dispatch &table, const cl_icd_dispatch *raw, cl_uint num_entries);
 
 }  // namespace cldmabuf

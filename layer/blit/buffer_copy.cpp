@@ -10,6 +10,8 @@
 // unchanged; programs that never import pay one relaxed load per copy.
 // The image copies are in layer/blit/image_copy.cpp; which copies take the
 // blitter is eligibility.hpp's call, running the batch submit.hpp's.
+#include "layer/blit/copy_overrides.hpp"
+
 #include "layer/blit/eligibility.hpp"
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
@@ -19,14 +21,9 @@
 
 namespace cldmabuf {
 
-void install_image_copy_overrides(cl_icd_dispatch &table);  // layer/blit/image_copy.cpp
-void install_host_access_overrides(cl_icd_dispatch &table);  // layer/host_access.cpp
-
-namespace {
-
-cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
-                               size_t dst_offset, size_t size, cl_uint num_events, const cl_event *wait_list,
-                               cl_event *event) {
+cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                       size_t dst_offset, size_t size, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event) {
     auto pass = [&] {
         return next().clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, num_events, wait_list,
                                           event);
@@ -54,10 +51,10 @@ cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, s
                         });
 }
 
-cl_int CL_API_CALL copy_buffer_rect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
-                                    const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
-                                    size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
-                                    cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                            const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
+                                            size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+                                            cl_uint num_events, const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         return next().clEnqueueCopyBufferRect(queue, src, dst, src_origin, dst_origin, region, src_row_pitch,
                                               src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events,
@@ -100,15 +97,6 @@ cl_int CL_API_CALL copy_buffer_rect(cl_command_queue queue, cl_mem src, cl_mem d
                         "clEnqueueCopyBufferRect", bytes, [t, rc](int *fence) {
                             return t.engine->submit_copy_rect(t.src, t.dst, rc, fence);
                         });
-}
-
-}  // namespace
-
-void install_copy_overrides(cl_icd_dispatch &table) {
-    table.clEnqueueCopyBuffer = copy_buffer;
-    table.clEnqueueCopyBufferRect = copy_buffer_rect;
-    install_image_copy_overrides(table);
-    install_host_access_overrides(table);
 }
 
 }  // namespace cldmabuf

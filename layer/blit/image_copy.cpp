@@ -19,6 +19,8 @@
 // CL_IMAGE_FORMAT_MISMATCH, CL_MEM_COPY_OVERLAP (same image, regions meet).
 // Object-type errors (a buffer where an image belongs) and everything the
 // blitter does not take go to the ICD unchanged, so its own codes come back.
+#include "layer/blit/copy_overrides.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -163,9 +165,11 @@ uint64_t usable_element_size(const BltTarget &t, cl_mem image, cl_image_format *
     return es;
 }
 
-cl_int CL_API_CALL copy_image(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
-                              const size_t *dst_origin, const size_t *region, cl_uint num_events,
-                              const cl_event *wait_list, cl_event *event) {
+}  // namespace
+
+cl_int CL_API_CALL enqueue_copy_image(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                      const size_t *dst_origin, const size_t *region, cl_uint num_events,
+                                      const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         return next().clEnqueueCopyImage(queue, src, dst, src_origin, dst_origin, region, num_events, wait_list,
                                          event);
@@ -215,9 +219,9 @@ cl_int CL_API_CALL copy_image(cl_command_queue queue, cl_mem src, cl_mem dst, co
     return enqueue_rect(queue, src, dst, CL_COMMAND_COPY_IMAGE, num_events, wait_list, event, what, t, rc);
 }
 
-cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
-                                        const size_t *region, size_t dst_offset, cl_uint num_events,
-                                        const cl_event *wait_list, cl_event *event) {
+cl_int CL_API_CALL enqueue_copy_image_to_buffer(cl_command_queue queue, cl_mem src, cl_mem dst,
+                                                const size_t *src_origin, const size_t *region, size_t dst_offset,
+                                                cl_uint num_events, const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         return next().clEnqueueCopyImageToBuffer(queue, src, dst, src_origin, region, dst_offset, num_events,
                                                  wait_list, event);
@@ -251,9 +255,9 @@ cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue queue, cl_mem src, cl_m
                         rc);
 }
 
-cl_int CL_API_CALL copy_buffer_to_image(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
-                                        const size_t *dst_origin, const size_t *region, cl_uint num_events,
-                                        const cl_event *wait_list, cl_event *event) {
+cl_int CL_API_CALL enqueue_copy_buffer_to_image(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                                const size_t *dst_origin, const size_t *region, cl_uint num_events,
+                                                const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         return next().clEnqueueCopyBufferToImage(queue, src, dst, src_offset, dst_origin, region, num_events,
                                                  wait_list, event);
@@ -285,14 +289,6 @@ cl_int CL_API_CALL copy_buffer_to_image(cl_command_queue queue, cl_mem src, cl_m
     }
     return enqueue_rect(queue, src, dst, CL_COMMAND_COPY_BUFFER_TO_IMAGE, num_events, wait_list, event, what, t,
                         rc);
-}
-
-}  // namespace
-
-void install_image_copy_overrides(cl_icd_dispatch &table) {
-    table.clEnqueueCopyImage = copy_image;
-    table.clEnqueueCopyImageToBuffer = copy_image_to_buffer;
-    table.clEnqueueCopyBufferToImage = copy_buffer_to_image;
 }
 
 }  // namespace cldmabuf

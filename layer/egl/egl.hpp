@@ -20,13 +20,9 @@ EglMode egl_mode();
 // cannot be loaded or CLDMABUF_EGL=off).  Names are static strings.
 void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out);
 
-// The layer's entry point for an extension function name, or nullptr.
-void *egl_function(const char *name);
-
-// Fills the GL/EGL slots of the dispatch table (layer/egl/overrides.cpp).
-// EGL images and GL buffers are imported through the layer's own table
-// (ours(), read at call time), so this may run in any order with the other
-// install_* functions.
-void install_egl_overrides(cl_icd_dispatch &table);
+// egl's entry points (layer/egl/entry_points.hpp) are put in the table and
+// handed out by name in layer/dispatch_table.cpp, unless egl_mode() is off
+// or the layer was built without EGL headers (CLDMABUF_EGL_INTEROP unset).
+// They re-enter the layer's own imports through ours(), read at call time.
 
 }  // namespace cldmabuf

@@ -1,5 +1,5 @@
-// layer/egl's entry points, one file per concern; overrides.cpp is the one
-// place that puts them in the dispatch table and hands them out by name.
+// layer/egl's entry points, one file per concern; layer/dispatch_table.cpp
+// puts them in the dispatch table and hands them out by name.
 #pragma once
 
 #include "layer/cl_compat.h"

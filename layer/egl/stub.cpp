@@ -6,7 +6,5 @@ namespace cldmabuf {
 
 EglMode egl_mode() { return EglMode::off; }
 void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *) {}
-void *egl_function(const char *) { return nullptr; }
-void install_egl_overrides(cl_icd_dispatch &) {}
 
 }  // namespace cldmabuf

@@ -4,6 +4,8 @@
 // need it (buffers and images alike): there the mapping *is* the dma-buf.
 // Everything else passes straight through, tiled image imports included:
 // their ICD image lives over the layer's shadow, not the dma-buf.
+#include "layer/ext/map_sync.hpp"
+
 #include <memory>
 #include <vector>
 
@@ -115,6 +117,8 @@ void *map_with_sync(const std::shared_ptr<Import> &import, cl_mem mem, cl_comman
     return ptr;
 }
 
+}  // namespace
+
 void *CL_API_CALL enqueue_map_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
                                      size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
                                      cl_event *event, cl_int *errcode_ret) {
@@ -181,14 +185,6 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
     err = enqueue_host_step(std::move(step), nullptr);
     if (event) *event = unmapped; else next().clReleaseEvent(unmapped);
     return err;
-}
-
-}  // namespace
-
-void install_map_overrides(cl_icd_dispatch &table) {
-    table.clEnqueueMapBuffer = enqueue_map_buffer;
-    table.clEnqueueMapImage = enqueue_map_image;
-    table.clEnqueueUnmapMemObject = enqueue_unmap_mem_object;
 }
 
 }  // namespace cldmabuf

@@ -11,7 +11,6 @@
 #include "layer/ext/dmabuf.hpp"
 #include "layer/ext/exporter.hpp"
 #include "layer/import/native.hpp"
-#include "layer/import/queries.hpp"
 #include "layer/import/request.hpp"
 #include "layer/log.hpp"
 
@@ -139,13 +138,6 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffe
     if (next().clSetMemObjectDestructorCallback(sub, forget_sub_buffer, nullptr) != CL_SUCCESS)
         imports().remove_sub(sub);  // unregistered rather than stale
     return sub;
-}
-
-void install_import_overrides(cl_icd_dispatch &table) {
-    table.clCreateSubBuffer = create_sub_buffer;
-    table.clCreateBufferWithProperties = create_buffer_with_properties;
-    // One answer for buffers and images (install_image_overrides no longer chains it).
-    table.clGetMemObjectInfo = import_mem_object_info;
 }
 
 }  // namespace cldmabuf

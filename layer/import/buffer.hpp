@@ -20,14 +20,4 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
 cl_mem CL_API_CALL create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
                                      const void *info, cl_int *errcode_ret);
 
-// A CL_MEM_READ_ONLY import (or a sub-buffer of one) that the ICD uses in
-// place over the layer's read-only mapping: host-enqueued writes into it
-// (write, fill, a copy into it, a CL_MAP_WRITE map) would make the ICD write
-// read-only memory, so they must be refused with CL_INVALID_OPERATION
-// (layer/ext/read_only_guard.cpp).
-bool import_refuses_host_writes(cl_mem mem);
-// Wraps the write, fill, copy and map slots of `table` as they are when
-// called: install after every other override of those slots.
-void install_read_only_guard(cl_icd_dispatch &table);
-
 }  // namespace cldmabuf

@@ -35,7 +35,6 @@
 #include "layer/ext/dmabuf.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/native.hpp"
-#include "layer/import/queries.hpp"
 #include "layer/import/record.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
@@ -304,13 +303,6 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
              route.why.c_str());
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
-}
-
-void install_image_overrides(cl_icd_dispatch &table) {
-    table.clCreateImageWithProperties = create_image_with_properties;
-    // clGetMemObjectInfo is answered once for buffers and images
-    // (install_import_overrides); images add CL_IMAGE_BUFFER.
-    table.clGetImageInfo = import_image_info;
 }
 
 }  // namespace cldmabuf

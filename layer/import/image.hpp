@@ -13,6 +13,4 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
                                                 cl_mem_flags flags, const cl_image_format *format,
                                                 const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret);
 
-void install_image_overrides(cl_icd_dispatch &table);
-
 }  // namespace cldmabuf

@@ -12,12 +12,13 @@
 //
 // Where the ICD has the extension itself the calls go to it unchanged
 // (CLDMABUF_EGL=force takes them over anyway; forwarding.cpp).  See docs/egl.md.
+// Which slots and names egl's entry points (entry_points.hpp) take is
+// written in layer/dispatch_table.cpp with every other override.
 #include <cstdlib>
 #include <cstring>
 
 #include "layer/egl/egl.hpp"
 #include "layer/egl/egl_api.hpp"
-#include "layer/egl/entry_points.hpp"
 #include "layer/log.hpp"
 #include "layer/settings.hpp"
 
@@ -41,43 +42,6 @@ void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out)
     out->emplace_back("cl_khr_egl_image", CL_MAKE_VERSION(1, 0, 0));
     out->emplace_back("cl_khr_gl_sharing", CL_MAKE_VERSION(1, 0, 0));
     out->emplace_back("cl_khr_gl_event", CL_MAKE_VERSION(1, 0, 0));
-}
-
-void *egl_function(const char *name) {
-    if (egl_mode() == EglMode::off || !name) return nullptr;
-    if (!std::strcmp(name, "clCreateFromEGLImageKHR")) return reinterpret_cast<void *>(&egl::create_from_egl_image);
-    if (!std::strcmp(name, "clEnqueueAcquireEGLObjectsKHR"))
-        return reinterpret_cast<void *>(&egl::enqueue_acquire_egl_objects);
-    if (!std::strcmp(name, "clEnqueueReleaseEGLObjectsKHR"))
-        return reinterpret_cast<void *>(&egl::enqueue_release_egl_objects);
-    if (!std::strcmp(name, "clGetGLContextInfoKHR")) return reinterpret_cast<void *>(&egl::get_gl_context_info);
-    if (!std::strcmp(name, "clCreateEventFromGLsyncKHR"))
-        return reinterpret_cast<void *>(&egl::create_event_from_gl_sync);
-    return nullptr;
-}
-
-// The one place egl's slots are set.  EGL images and GL buffers are imported
-// through the layer's own table (ours()) at call time, so the order of the
-// install_* calls does not matter to egl.
-void install_egl_overrides(cl_icd_dispatch &table) {
-    if (egl_mode() == EglMode::off) return;
-    table.clCreateEventFromGLsyncKHR = egl::create_event_from_gl_sync;
-    table.clCreateFromEGLImageKHR = egl::create_from_egl_image;
-    table.clEnqueueAcquireEGLObjectsKHR = egl::enqueue_acquire_egl_objects;
-    table.clEnqueueReleaseEGLObjectsKHR = egl::enqueue_release_egl_objects;
-    table.clCreateFromGLTexture = egl::create_from_gl_texture;
-    table.clCreateFromGLTexture2D = egl::create_from_gl_texture_2d;
-    table.clCreateFromGLTexture3D = egl::create_from_gl_texture_3d;
-    table.clCreateFromGLRenderbuffer = egl::create_from_gl_renderbuffer;
-    table.clCreateFromGLBuffer = egl::create_from_gl_buffer;
-    table.clGetGLObjectInfo = egl::get_gl_object_info;
-    table.clGetGLTextureInfo = egl::get_gl_texture_info;
-    table.clEnqueueAcquireGLObjects = egl::enqueue_acquire_gl_objects;
-    table.clEnqueueReleaseGLObjects = egl::enqueue_release_gl_objects;
-    table.clGetGLContextInfoKHR = egl::get_gl_context_info;
-    table.clCreateContext = egl::create_context;
-    table.clCreateContextFromType = egl::create_context_from_type;
-    table.clGetContextInfo = egl::get_context_info;
 }
 
 }  // namespace cldmabuf

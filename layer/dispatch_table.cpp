@@ -1,0 +1,198 @@
+// Everything the layer intercepts, in one place: each slot of the dispatch
+// table it replaces and each extension function it hands out by name, with
+// the file that implements it.  Every other slot is the target's own
+// pointer, copied by init_dispatch (layer/dispatch.cpp): those calls never
+// enter the layer.
+//
+// Two kinds of slot:
+//   wrap     the layer's function does something around the target's (a
+//            check, a correction of the answer, a route to the blitter) and
+//            calls it for the rest: set only where the target has the slot,
+//            so a slot the target leaves NULL stays NULL.
+//   provide  the layer serves the call also where the target has no
+//            function: a 3.0 / 2.0 entry point it maps down for an older ICD
+//            (layer/icd_slots.hpp), or an extension the layer implements
+//            (cl_khr_gl_sharing, cl_khr_egl_image on EGL).
+//
+// A slot more than one feature has a say in gets one entry function in
+// layer/entry_chains.cpp, which runs the features' checks in a written
+// order; nothing here wraps another override.  Features re-enter the
+// layer's own entry points through ours() (the table filled here).
+// tests/unit/test_dispatch_table.cpp holds the expected list: a slot added
+// or dropped here must be added or dropped there.
+#include <cstring>
+#include <type_traits>
+
+#include "layer/blit/copy_overrides.hpp"
+#include "layer/dispatch.hpp"
+#include "layer/egl/egl.hpp"
+#include "layer/entry_chains.hpp"
+#include "layer/events.hpp"
+#include "layer/ext/acquire_release.hpp"
+#include "layer/ext/map_sync.hpp"
+#include "layer/extensions.hpp"
+#include "layer/import/arm.hpp"
+#include "layer/import/buffer.hpp"
+#include "layer/import/image.hpp"
+#include "layer/import/queries.hpp"
+#if CLDMABUF_EGL_INTEROP
+#include "layer/egl/entry_points.hpp"
+#endif
+
+namespace cldmabuf {
+namespace {
+
+template <typename Fn>
+void wrap(Fn &slot, std::type_identity_t<Fn> fn) {
+    if (slot) slot = fn;
+}
+
+template <typename Fn>
+void provide(Fn &slot, std::type_identity_t<Fn> fn) {
+    slot = fn;
+}
+
+// ---- extension functions handed out by name ----------------------------------------------
+
+struct NamedFunction {
+    const char *name;
+    void *fn;
+};
+
+template <typename Fn>
+void *as_address(Fn *fn) {
+    return reinterpret_cast<void *>(fn);
+}
+
+// cl_khr_external_memory and cl_arm_import_memory_dma_buf: on every ICD.
+const NamedFunction layer_functions[] = {
+    // layer/ext/acquire_release.cpp: bounded fence wait + DMA_BUF_IOCTL_SYNC START / END in queue order
+    {"clEnqueueAcquireExternalMemObjectsKHR", as_address(enqueue_acquire_external_mem_objects)},
+    {"clEnqueueReleaseExternalMemObjectsKHR", as_address(enqueue_release_external_mem_objects)},
+    // layer/import/arm.cpp: CL_IMPORT_TYPE_DMA_BUF_ARM over the layer's KHR import
+    {"clImportMemoryARM", as_address(import_memory_arm)},
+};
+
+#if CLDMABUF_EGL_INTEROP
+// cl_khr_egl_image, cl_khr_gl_sharing, cl_khr_gl_event (layer/egl/): unless CLDMABUF_EGL=off.
+const NamedFunction egl_functions[] = {
+    {"clCreateFromEGLImageKHR", as_address(egl::create_from_egl_image)},               // egl_image.cpp
+    {"clEnqueueAcquireEGLObjectsKHR", as_address(egl::enqueue_acquire_egl_objects)},   // gl_acquire_release.cpp
+    {"clEnqueueReleaseEGLObjectsKHR", as_address(egl::enqueue_release_egl_objects)},   // gl_acquire_release.cpp
+    {"clGetGLContextInfoKHR", as_address(egl::get_gl_context_info)},                   // gl_queries.cpp
+    {"clCreateEventFromGLsyncKHR", as_address(egl::create_event_from_gl_sync)},        // gl_event.cpp
+};
+#endif
+
+void *find(const NamedFunction *list, size_t n, const char *name) {
+    for (size_t i = 0; i < n; ++i)
+        if (!std::strcmp(list[i].name, name)) return list[i].fn;
+    return nullptr;
+}
+
+// Ours first; every other name goes down the chain (the loader answers its own).
+void *CL_API_CALL get_extension_function_address_for_platform(cl_platform_id platform, const char *name) {
+    if (void *fn = layer_extension_function(name)) return fn;
+    return next().clGetExtensionFunctionAddressForPlatform(platform, name);
+}
+
+void *CL_API_CALL get_extension_function_address(const char *name) {
+    if (void *fn = layer_extension_function(name)) return fn;
+    return next().clGetExtensionFunctionAddress(name);
+}
+
+}  // namespace
+
+void *layer_extension_function(const char *name) {
+    if (!name) return nullptr;
+    if (void *fn = find(layer_functions, std::size(layer_functions), name)) return fn;
+#if CLDMABUF_EGL_INTEROP
+    if (egl_mode() != EglMode::off) return find(egl_functions, std::size(egl_functions), name);
+#endif
+    return nullptr;
+}
+
+// ---- the slots -------------------------------------------------------------------------
+
+void fill_layer_table(cl_icd_dispatch &t) {
+    // Platform and device queries (layer/extensions.cpp): the layer's
+    // extensions in both lists, the handle types, CL_PLATFORM_STATS_CLDMABUF.
+    wrap(t.clGetPlatformInfo, get_platform_info);
+    wrap(t.clGetDeviceInfo, get_device_info);
+    // Extension functions by name (above).
+    wrap(t.clGetExtensionFunctionAddressForPlatform, get_extension_function_address_for_platform);
+    wrap(t.clGetExtensionFunctionAddress, get_extension_function_address);
+
+    // Import (layer/import/): buffer.cpp, image.cpp; below OpenCL 3.0 the
+    // next table maps the call to clCreateBuffer / clCreateImage.
+    provide(t.clCreateBufferWithProperties, create_buffer_with_properties);
+    provide(t.clCreateImageWithProperties, create_image_with_properties);
+    wrap(t.clCreateSubBuffer, create_sub_buffer);        // buffer.cpp: sub-buffers of imports recorded once
+    wrap(t.clGetMemObjectInfo, import_mem_object_info);  // queries.cpp: the object as the application made it
+    wrap(t.clGetImageInfo, import_image_info);           // queries.cpp: no internal buffer under an image
+
+    // Events and queues (layer/events.cpp): command types, failed host
+    // steps, step timestamps, the failure clFinish owes.
+    wrap(t.clGetEventInfo, get_event_info);
+    wrap(t.clReleaseEvent, release_event);
+    wrap(t.clWaitForEvents, wait_for_events);
+    wrap(t.clSetEventCallback, set_event_callback);
+    wrap(t.clGetEventProfilingInfo, get_event_profiling_info);
+    wrap(t.clFinish, finish_queue);
+    wrap(t.clCreateCommandQueue, create_command_queue);
+    provide(t.clCreateCommandQueueWithProperties, create_command_queue_with_properties);  // below 2.0: mapped down
+    wrap(t.clReleaseCommandQueue, release_command_queue);
+
+    // Host reads and writes (layer/entry_chains.cpp: read-only guard, then
+    // host-access flags, then the ICD).
+    wrap(t.clEnqueueReadBuffer, chain::read_buffer);
+    wrap(t.clEnqueueReadBufferRect, chain::read_buffer_rect);
+    wrap(t.clEnqueueWriteBuffer, chain::write_buffer);
+    wrap(t.clEnqueueWriteBufferRect, chain::write_buffer_rect);
+    wrap(t.clEnqueueFillBuffer, chain::fill_buffer);
+    wrap(t.clEnqueueWriteImage, chain::write_image);
+    wrap(t.clEnqueueFillImage, chain::fill_image);
+
+    // Copies (layer/entry_chains.cpp: read-only guard on the destination,
+    // then layer/blit/buffer_copy.cpp, image_copy.cpp: the Gen9 blitter or the ICD).
+    wrap(t.clEnqueueCopyBuffer, chain::copy_buffer);
+    wrap(t.clEnqueueCopyBufferRect, chain::copy_buffer_rect);
+    wrap(t.clEnqueueCopyImage, chain::copy_image);
+    wrap(t.clEnqueueCopyImageToBuffer, chain::copy_image_to_buffer);
+    wrap(t.clEnqueueCopyBufferToImage, chain::copy_buffer_to_image);
+
+    // Maps (layer/entry_chains.cpp: read-only guard, host-access flags, then
+    // layer/ext/map_sync.cpp: DMA_BUF_IOCTL_SYNC around a zero-copy import's map).
+    wrap(t.clEnqueueMapBuffer, chain::map_buffer);
+    wrap(t.clEnqueueMapImage, chain::map_image);
+    wrap(t.clEnqueueUnmapMemObject, enqueue_unmap_mem_object);  // map_sync.cpp: SYNC END after the unmap
+
+#if CLDMABUF_EGL_INTEROP
+    // GL/EGL interop (layer/egl/, docs/egl.md), unless CLDMABUF_EGL=off.
+    // Where the ICD has the extension itself, each call forwards to it
+    // (egl/forwarding.cpp).
+    if (egl_mode() != EglMode::off) {
+        provide(t.clCreateFromEGLImageKHR, egl::create_from_egl_image);                // egl_image.cpp
+        provide(t.clEnqueueAcquireEGLObjectsKHR, egl::enqueue_acquire_egl_objects);    // gl_acquire_release.cpp
+        provide(t.clEnqueueReleaseEGLObjectsKHR, egl::enqueue_release_egl_objects);    // gl_acquire_release.cpp
+        provide(t.clCreateFromGLTexture, egl::create_from_gl_texture);                 // gl_objects.cpp
+        provide(t.clCreateFromGLTexture2D, egl::create_from_gl_texture_2d);            // gl_objects.cpp
+        provide(t.clCreateFromGLTexture3D, egl::create_from_gl_texture_3d);            // gl_objects.cpp
+        provide(t.clCreateFromGLRenderbuffer, egl::create_from_gl_renderbuffer);       // gl_objects.cpp
+        provide(t.clCreateFromGLBuffer, egl::create_from_gl_buffer);                   // gl_objects.cpp
+        provide(t.clEnqueueAcquireGLObjects, egl::enqueue_acquire_gl_objects);         // gl_acquire_release.cpp
+        provide(t.clEnqueueReleaseGLObjects, egl::enqueue_release_gl_objects);         // gl_acquire_release.cpp
+        provide(t.clGetGLObjectInfo, egl::get_gl_object_info);                         // gl_queries.cpp
+        provide(t.clGetGLTextureInfo, egl::get_gl_texture_info);                       // gl_queries.cpp
+        provide(t.clGetGLContextInfoKHR, egl::get_gl_context_info);                    // gl_queries.cpp
+        provide(t.clCreateEventFromGLsyncKHR, egl::create_event_from_gl_sync);         // gl_event.cpp
+        // Contexts with CL_GL_CONTEXT_KHR / CL_EGL_DISPLAY_KHR (gl_contexts.cpp):
+        // the ICD creates the context without them.
+        wrap(t.clCreateContext, egl::create_context);
+        wrap(t.clCreateContextFromType, egl::create_context_from_type);
+        wrap(t.clGetContextInfo, egl::get_context_info);
+    }
+#endif
+}
+
+}  // namespace cldmabuf

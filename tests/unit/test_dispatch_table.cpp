@@ -1,0 +1,281 @@
+// The layer's one dispatch table (layer/dispatch_table.cpp) over fake target
+// tables: exactly which slots the layer replaces (the list below: adding or
+// dropping a slot there fails here until this list says so too), that a
+// slot the target leaves NULL stays NULL unless the layer provides it on
+// purpose, that every extension function name resolves, and that the slots
+// several features check (layer/entry_chains.cpp) refuse before the target
+// is called and call it exactly once otherwise.
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "layer/dispatch.hpp"
+#include "layer/egl/egl.hpp"
+#include "layer/registry.hpp"
+
+using namespace cldmabuf;
+
+namespace {
+
+constexpr size_t kSlots = sizeof(cl_icd_dispatch) / sizeof(void *);
+
+struct Slot {
+    size_t index;
+    const char *name;
+};
+#define SLOT(name) Slot{offsetof(cl_icd_dispatch, name) / sizeof(void *), #name}
+
+// Set wherever the target has the slot: a check or correction around the target's function.
+const std::vector<Slot> wrapped = {
+    SLOT(clGetPlatformInfo), SLOT(clGetDeviceInfo), SLOT(clGetExtensionFunctionAddressForPlatform),
+    SLOT(clGetExtensionFunctionAddress),
+    SLOT(clCreateSubBuffer), SLOT(clGetMemObjectInfo), SLOT(clGetImageInfo),
+    SLOT(clGetEventInfo), SLOT(clReleaseEvent), SLOT(clWaitForEvents), SLOT(clSetEventCallback),
+    SLOT(clGetEventProfilingInfo), SLOT(clFinish), SLOT(clCreateCommandQueue), SLOT(clReleaseCommandQueue),
+    SLOT(clEnqueueReadBuffer), SLOT(clEnqueueReadBufferRect), SLOT(clEnqueueWriteBuffer),
+    SLOT(clEnqueueWriteBufferRect), SLOT(clEnqueueFillBuffer), SLOT(clEnqueueWriteImage), SLOT(clEnqueueFillImage),
+    SLOT(clEnqueueCopyBuffer), SLOT(clEnqueueCopyBufferRect), SLOT(clEnqueueCopyImage),
+    SLOT(clEnqueueCopyImageToBuffer), SLOT(clEnqueueCopyBufferToImage),
+    SLOT(clEnqueueMapBuffer), SLOT(clEnqueueMapImage), SLOT(clEnqueueUnmapMemObject),
+};
+// Set even where the target has none: mapped down for a pre-3.0 / pre-2.0 ICD (layer/icd_slots.hpp).
+const std::vector<Slot> provided = {
+    SLOT(clCreateBufferWithProperties), SLOT(clCreateImageWithProperties), SLOT(clCreateCommandQueueWithProperties),
+};
+// layer/egl, unless CLDMABUF_EGL=off or built without EGL headers.
+const std::vector<Slot> egl_wrapped = {SLOT(clCreateContext), SLOT(clCreateContextFromType), SLOT(clGetContextInfo)};
+const std::vector<Slot> egl_provided = {
+    SLOT(clCreateFromEGLImageKHR), SLOT(clEnqueueAcquireEGLObjectsKHR), SLOT(clEnqueueReleaseEGLObjectsKHR),
+    SLOT(clCreateFromGLTexture), SLOT(clCreateFromGLTexture2D), SLOT(clCreateFromGLTexture3D),
+    SLOT(clCreateFromGLRenderbuffer), SLOT(clCreateFromGLBuffer), SLOT(clEnqueueAcquireGLObjects),
+    SLOT(clEnqueueReleaseGLObjects), SLOT(clGetGLObjectInfo), SLOT(clGetGLTextureInfo), SLOT(clGetGLContextInfoKHR),
+    SLOT(clCreateEventFromGLsyncKHR),
+};
+
+const std::vector<std::string> layer_names = {
+    "clEnqueueAcquireExternalMemObjectsKHR", "clEnqueueReleaseExternalMemObjectsKHR", "clImportMemoryARM"};
+const std::vector<std::string> egl_names = {"clCreateFromEGLImageKHR", "clEnqueueAcquireEGLObjectsKHR",
+                                            "clEnqueueReleaseEGLObjectsKHR", "clGetGLContextInfoKHR",
+                                            "clCreateEventFromGLsyncKHR"};
+
+bool egl_on() { return egl_mode() != EglMode::off; }
+
+std::set<std::string> names(const std::vector<Slot> &list, size_t below = kSlots) {
+    std::set<std::string> out;
+    for (const Slot &s : list)
+        if (s.index < below) out.insert(s.name);
+    return out;
+}
+
+std::string name_of(size_t index) {
+    for (const auto *list : {&wrapped, &provided, &egl_wrapped, &egl_provided})
+        for (const Slot &s : *list)
+            if (s.index == index) return s.name;
+    return "slot #" + std::to_string(index);
+}
+
+void **slots(cl_icd_dispatch &t) { return reinterpret_cast<void **>(&t); }
+void *const *slots(const cl_icd_dispatch &t) { return reinterpret_cast<void *const *>(&t); }
+
+// A distinct, never-called value per slot.
+void *sentinel(size_t i) { return reinterpret_cast<void *>(uintptr_t{0x5e000000} + 16 * i); }
+
+// The first `n` slots hold sentinels, the rest NULL.
+cl_icd_dispatch sentinel_table(size_t n = kSlots) {
+    cl_icd_dispatch t{};
+    for (size_t i = 0; i < n; ++i) slots(t)[i] = sentinel(i);
+    return t;
+}
+
+// Names of the slots of `ours` that differ from `target`.
+std::set<std::string> replaced(const cl_icd_dispatch &target, const cl_icd_dispatch &ours) {
+    std::set<std::string> out;
+    for (size_t i = 0; i < kSlots; ++i)
+        if (slots(ours)[i] != slots(target)[i]) out.insert(name_of(i));
+    return out;
+}
+
+std::set<std::string> operator+(std::set<std::string> a, const std::set<std::string> &b) {
+    a.insert(b.begin(), b.end());
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("dispatch table: exactly the listed slots are replaced, every other one is the target's", "[table]") {
+    static cl_icd_dispatch target = sentinel_table();
+    const cl_icd_dispatch &layer = *init_dispatch(&target, kSlots);
+    REQUIRE(&layer == &ours());
+
+    std::set<std::string> expected = names(wrapped) + names(provided);
+    if (egl_on()) expected = expected + names(egl_wrapped) + names(egl_provided);
+    CHECK(replaced(target, layer) == expected);
+    // What replaced a slot is the layer's, not another slot's target function.
+    for (size_t i = 0; i < kSlots; ++i)
+        if (slots(layer)[i] != slots(target)[i]) {
+            INFO(name_of(i));
+            bool a_sentinel = false;
+            for (size_t j = 0; j < kSlots; ++j) a_sentinel |= slots(layer)[i] == sentinel(j);
+            CHECK(slots(layer)[i] != nullptr);
+            CHECK_FALSE(a_sentinel);
+        }
+}
+
+TEST_CASE("dispatch table: a slot the target leaves NULL stays NULL unless the layer provides it", "[table]") {
+    static cl_icd_dispatch target{};
+    const cl_icd_dispatch &layer = *init_dispatch(&target, kSlots);
+    std::set<std::string> expected = names(provided);
+    if (egl_on()) expected = expected + names(egl_provided);
+    CHECK(replaced(target, layer) == expected);
+}
+
+TEST_CASE("dispatch table: a loader built before OpenCL 2.0 gets the 1.x overrides and the provided slots",
+          "[table]") {
+    // ocl-icd and the Khronos loader fill every slot they know; a table
+    // from older headers ends before the first 2.0 slot.
+    const size_t n = offsetof(cl_icd_dispatch, clCreateCommandQueueWithProperties) / sizeof(void *);
+    static cl_icd_dispatch target = sentinel_table(n);
+    const cl_icd_dispatch &layer = *init_dispatch(&target, static_cast<cl_uint>(n));
+    std::set<std::string> expected = names(wrapped, n) + names(provided);
+    if (egl_on()) expected = expected + names(egl_wrapped, n) + names(egl_provided);
+    CHECK(replaced(target, layer) == expected);
+}
+
+namespace {
+
+void *CL_API_CALL next_address_for_platform(cl_platform_id, const char *name) {
+    return !std::strcmp(name, "clNotTheLayersKHR") ? sentinel(1) : nullptr;
+}
+void *CL_API_CALL next_address(const char *name) {
+    return !std::strcmp(name, "clNotTheLayersKHR") ? sentinel(2) : nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("dispatch table: every extension function the layer hands out resolves, other names go down",
+          "[table]") {
+    static cl_icd_dispatch target = sentinel_table();
+    target.clGetExtensionFunctionAddressForPlatform = next_address_for_platform;
+    target.clGetExtensionFunctionAddress = next_address;
+    const cl_icd_dispatch &layer = *init_dispatch(&target, kSlots);
+
+    for (const std::string &name : layer_names) {
+        INFO(name);
+        void *fn = layer_extension_function(name.c_str());
+        CHECK(fn != nullptr);
+        CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, name.c_str()) == fn);
+        CHECK(layer.clGetExtensionFunctionAddress(name.c_str()) == fn);
+    }
+    for (const std::string &name : egl_names) {
+        INFO(name);
+        void *fn = layer.clGetExtensionFunctionAddressForPlatform(nullptr, name.c_str());
+        CHECK((fn != nullptr) == egl_on());
+        CHECK(layer.clGetExtensionFunctionAddress(name.c_str()) == fn);
+    }
+    // A name handed out and a slot the layer fills are the same function.
+    if (egl_on())
+        CHECK(layer_extension_function("clCreateFromEGLImageKHR") ==
+              reinterpret_cast<void *>(layer.clCreateFromEGLImageKHR));
+    CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clNotTheLayersKHR") == sentinel(1));
+    CHECK(layer.clGetExtensionFunctionAddress("clNotTheLayersKHR") == sentinel(2));
+    CHECK(layer_extension_function(nullptr) == nullptr);
+}
+
+// ---- the slots several features check (layer/entry_chains.cpp) ---------------------------
+
+namespace {
+
+int target_calls = 0;
+
+cl_int CL_API_CALL target_read(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint, const cl_event *,
+                               cl_event *) {
+    ++target_calls;
+    return CL_SUCCESS;
+}
+cl_int CL_API_CALL target_write(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint,
+                                const cl_event *, cl_event *) {
+    ++target_calls;
+    return CL_SUCCESS;
+}
+cl_int CL_API_CALL target_fill(cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint,
+                               const cl_event *, cl_event *) {
+    ++target_calls;
+    return CL_SUCCESS;
+}
+void *CL_API_CALL target_map(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint,
+                             const cl_event *, cl_event *, cl_int *errcode_ret) {
+    ++target_calls;
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return sentinel(3);
+}
+
+cl_mem handle(int i) { return reinterpret_cast<cl_mem>(uintptr_t{0x7e000000} + 16 * i); }
+
+std::shared_ptr<Import> add_import(cl_mem mem, ImportStrategy strategy, bool writable, cl_mem_flags flags) {
+    static char bytes[64];
+    auto import = std::make_shared<Import>();
+    import->mem = mem;
+    import->mapping = bytes;
+    import->mapping_len = sizeof bytes;
+    import->mapped_writable = writable;
+    import->strategy = strategy;
+    import->route = strategy == ImportStrategy::copy ? Route::copy : Route::host_ptr;
+    import->flags = flags;
+    imports().add(import);
+    return import;
+}
+
+}  // namespace
+
+TEST_CASE("entry chains: the read-only guard and host-access flags refuse before the target, once otherwise",
+          "[chains]") {
+    static cl_icd_dispatch target = sentinel_table();
+    target.clEnqueueReadBuffer = target_read;
+    target.clEnqueueWriteBuffer = target_write;
+    target.clEnqueueFillBuffer = target_fill;
+    target.clEnqueueMapBuffer = target_map;
+    const cl_icd_dispatch &layer = *init_dispatch(&target, kSlots);
+    auto *q = reinterpret_cast<cl_command_queue>(sentinel(4));
+    char host[16] = {};
+    cl_int err = CL_SUCCESS;
+
+    const cl_mem read_only = handle(1), no_host = handle(2), plain = handle(3);
+    add_import(read_only, ImportStrategy::zero_copy, false, CL_MEM_READ_ONLY);
+    add_import(no_host, ImportStrategy::copy, true, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS);
+
+    target_calls = 0;
+    // Read-only zero-copy import: writes, fills and write maps never reach the target.
+    CHECK(layer.clEnqueueWriteBuffer(q, read_only, CL_TRUE, 0, 4, host, 0, nullptr, nullptr) ==
+          CL_INVALID_OPERATION);
+    CHECK(layer.clEnqueueFillBuffer(q, read_only, host, 4, 0, 4, 0, nullptr, nullptr) == CL_INVALID_OPERATION);
+    CHECK(layer.clEnqueueMapBuffer(q, read_only, CL_TRUE, CL_MAP_WRITE, 0, 4, 0, nullptr, nullptr, &err) ==
+          nullptr);
+    CHECK(err == CL_INVALID_OPERATION);
+    // Copy-route import with CL_MEM_HOST_NO_ACCESS: neither reads, writes nor maps.
+    CHECK(layer.clEnqueueReadBuffer(q, no_host, CL_TRUE, 0, 4, host, 0, nullptr, nullptr) == CL_INVALID_OPERATION);
+    CHECK(layer.clEnqueueWriteBuffer(q, no_host, CL_TRUE, 0, 4, host, 0, nullptr, nullptr) == CL_INVALID_OPERATION);
+    err = CL_SUCCESS;
+    CHECK(layer.clEnqueueMapBuffer(q, no_host, CL_TRUE, CL_MAP_READ, 0, 4, 0, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_OPERATION);
+    CHECK(target_calls == 0);
+    // A fill of the copy-route import is no host access: the target gets it.
+    CHECK(layer.clEnqueueFillBuffer(q, no_host, host, 4, 0, 4, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(target_calls == 1);
+
+    // Any other object: each call reaches the target exactly once.
+    target_calls = 0;
+    CHECK(layer.clEnqueueReadBuffer(q, plain, CL_TRUE, 0, 4, host, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(layer.clEnqueueWriteBuffer(q, plain, CL_TRUE, 0, 4, host, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(layer.clEnqueueFillBuffer(q, plain, host, 4, 0, 4, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(layer.clEnqueueMapBuffer(q, plain, CL_TRUE, CL_MAP_WRITE, 0, 4, 0, nullptr, nullptr, &err) == sentinel(3));
+    CHECK(target_calls == 4);
+
+    imports().remove(read_only);
+    imports().remove(no_host);
+}
