@@ -30,14 +30,6 @@ enum class Route : cl_uint {
     image_from_buffer = 2,  // a USE_HOST_PTR buffer and an image on it (zero-copy)
 };
 
-// The two-valued view of Route that code outside layer/import/ still reads
-// (Import::strategy): zero_copy for every in-place route.  Written only by
-// set_route() (layer/import/record.hpp); new code reads Import::route.
-enum class ImportStrategy {
-    zero_copy,
-    copy,
-};
-
 // Who exported a dma-buf, from the exp_name line of /proc/self/fdinfo/<fd>
 // (layer/ext/exporter.hpp).
 enum class ExporterKind {
@@ -88,7 +80,6 @@ struct Import {
     bool mapped_writable = false;
     cl_mem_flags flags = 0;        // as the application passed them
     Route route = Route::host_ptr;
-    ImportStrategy strategy = ImportStrategy::zero_copy;  // derived from route (set_route)
     std::vector<cl_mem_properties> properties;  // the caller's list, for CL_MEM_PROPERTIES
     std::vector<cl_device_id> devices;          // devices that may use it (handle list or context)
     bool device_list_given = false;

@@ -119,7 +119,7 @@ std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id dev
 }  // namespace
 
 std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queue) {
-    if (import.is_image || import.strategy != ImportStrategy::copy || staging_choice() == StagingChoice::off)
+    if (import.is_image || import.route != Route::copy || staging_choice() == StagingChoice::off)
         return nullptr;
     cl_device_id device = nullptr;
     if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)

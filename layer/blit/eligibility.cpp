@@ -17,7 +17,7 @@ using i915::BltEngine;
 // a tiled image import lays the ICD's image over a linear shadow (no mapping
 // of the dma-buf as pixels), so neither may be blitted as it stands.
 const char *not_in_place(const Import &imp) {
-    if (imp.strategy != ImportStrategy::zero_copy) return "device-copy import";
+    if (imp.route == Route::copy) return "device-copy import";
     if (!imp.mapping || (imp.is_image && imp.image.modifier != 0))
         return "import whose ICD storage is not the dma-buf (tiled shadow)";
     return nullptr;

@@ -74,17 +74,17 @@ cl_int collect(cl_command_queue queue, cl_uint n, const cl_mem *mems, ImportList
     return CL_SUCCESS;
 }
 
-// Device copies of ImportStrategy::copy imports: whole buffers, or for images
+// Device copies of Route::copy imports: whole buffers, or for images
 // the pixels at the plane's offset with the dma-buf's own pitches.
 size_t copy_bytes(const Import &import) { return import.is_image ? import.image.bytes : import.size; }
 
 // The device reads the object: its copy must hold the dma-buf's bytes.
 bool copied_in(const Import &import) {
-    return import.strategy == ImportStrategy::copy && !(import.flags & CL_MEM_WRITE_ONLY);
+    return import.route == Route::copy && !(import.flags & CL_MEM_WRITE_ONLY);
 }
 // The device may write the object: the dma-buf must get its bytes back.
 bool copied_out(const Import &import) {
-    return import.strategy == ImportStrategy::copy && !(import.flags & CL_MEM_READ_ONLY);
+    return import.route == Route::copy && !(import.flags & CL_MEM_READ_ONLY);
 }
 
 // The pinned staging of each import where it takes that route, else nullptr.

@@ -18,7 +18,7 @@ namespace cldmabuf {
 bool import_refuses_host_writes(cl_mem mem) {
     if (imports().empty()) return false;
     auto import = imports().find(mem);
-    return import && import->mapping && !import->mapped_writable && import->strategy == ImportStrategy::zero_copy;
+    return import && import->mapping && !import->mapped_writable && import->route != Route::copy;
 }
 
 namespace {

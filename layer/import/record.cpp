@@ -38,7 +38,6 @@ void unmap_dmabuf(Import &import, bool keep) {
 
 void set_route(Import &import, Route route) {
     import.route = route;
-    import.strategy = route == Route::copy ? ImportStrategy::copy : ImportStrategy::zero_copy;
 }
 
 PendingImport::~PendingImport() {

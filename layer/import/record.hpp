@@ -24,7 +24,7 @@ int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags);
 // unmapped.  Failed imports pass keep = false.
 void unmap_dmabuf(Import &import, bool keep = true);
 
-// The route and the two-valued Import::strategy other code reads.
+// Records the route decide_route() chose (the one vocabulary; Import::route).
 void set_route(Import &import, Route route);
 
 // An import on its way: until commit_import() succeeds, dropping it undoes

@@ -217,15 +217,14 @@ void *CL_API_CALL target_map(cl_command_queue, cl_mem, cl_bool, cl_map_flags, si
 
 cl_mem handle(int i) { return reinterpret_cast<cl_mem>(uintptr_t{0x7e000000} + 16 * i); }
 
-std::shared_ptr<Import> add_import(cl_mem mem, ImportStrategy strategy, bool writable, cl_mem_flags flags) {
+std::shared_ptr<Import> add_import(cl_mem mem, Route route, bool writable, cl_mem_flags flags) {
     static char bytes[64];
     auto import = std::make_shared<Import>();
     import->mem = mem;
     import->mapping = bytes;
     import->mapping_len = sizeof bytes;
     import->mapped_writable = writable;
-    import->strategy = strategy;
-    import->route = strategy == ImportStrategy::copy ? Route::copy : Route::host_ptr;
+    import->route = route;
     import->flags = flags;
     imports().add(import);
     return import;
@@ -246,8 +245,8 @@ TEST_CASE("entry chains: the read-only guard and host-access flags refuse before
     cl_int err = CL_SUCCESS;
 
     const cl_mem read_only = handle(1), no_host = handle(2), plain = handle(3);
-    add_import(read_only, ImportStrategy::zero_copy, false, CL_MEM_READ_ONLY);
-    add_import(no_host, ImportStrategy::copy, true, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS);
+    add_import(read_only, Route::host_ptr, false, CL_MEM_READ_ONLY);
+    add_import(no_host, Route::copy, true, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS);
 
     target_calls = 0;
     // Read-only zero-copy import: writes, fills and write maps never reach the target.
