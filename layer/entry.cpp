@@ -20,13 +20,15 @@ namespace {
 
 constexpr char layer_name[] = "cldmabuf: cl_khr_external_memory_dma_buf for any OpenCL implementation";
 
-cl_int init_common(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
+// entry names the loader's call in the log: the VM lane checks which of the
+// two init paths a loader took (ocl-icd: clInitLayer; Khronos: WithProperties).
+cl_int init_common(const char *entry, cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
                    cl_uint *num_entries_out, const cl_icd_dispatch **layer_dispatch_ret) {
     cldmabuf::validate_settings();  // every refused setting is logged now, not at its first use
     if (!target_dispatch || !layer_dispatch_ret || !num_entries_out) return CL_INVALID_VALUE;
     *layer_dispatch_ret = cldmabuf::init_dispatch(target_dispatch, num_entries);
     *num_entries_out = sizeof(cl_icd_dispatch) / sizeof(void *);
-    LOG_INFO("layer initialised (%u dispatch entries from the loader)", num_entries);
+    LOG_INFO("layer initialised by %s (%u dispatch entries from the loader)", entry, num_entries);
     return CL_SUCCESS;
 }
 
@@ -65,7 +67,7 @@ CLDMABUF_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param_name, size
 CLDMABUF_EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
                                                cl_uint *num_entries_out,
                                                const cl_icd_dispatch **layer_dispatch_ret) {
-    cl_int err = init_common(num_entries, target_dispatch, num_entries_out, layer_dispatch_ret);
+    cl_int err = init_common("clInitLayer", num_entries, target_dispatch, num_entries_out, layer_dispatch_ret);
     if (err == CL_SUCCESS) std::atexit(teardown);  // legacy loaders never call clDeinitLayer
     return err;
 }
@@ -77,10 +79,12 @@ CLDMABUF_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(cl_uint num_entries
                                                              const cl_layer_properties *properties) {
     // No properties are defined by cl_loader_layers 1.0.1; any non-empty list is an error.
     if (properties && properties[0] != CL_LAYER_PROPERTIES_LIST_END) return CL_INVALID_PROPERTY;
-    return init_common(num_entries, target_dispatch, num_entries_out, layer_dispatch_ret);
+    return init_common("clInitLayerWithProperties", num_entries, target_dispatch, num_entries_out,
+                       layer_dispatch_ret);
 }
 
 CLDMABUF_EXPORT cl_int CL_API_CALL clDeinitLayer(void) {
+    LOG_DEBUG("clDeinitLayer: the loader unloads the layer");
     teardown();
     return CL_SUCCESS;
 }
