@@ -28,8 +28,8 @@
 #include "layer/egl/egl.hpp"
 #include "layer/entry_chains.hpp"
 #include "layer/events.hpp"
-#include "layer/ext/acquire_release.hpp"
-#include "layer/ext/map_sync.hpp"
+#include "layer/handoff/acquire_release.hpp"
+#include "layer/handoff/map_sync.hpp"
 #include "layer/extensions.hpp"
 #include "layer/import/arm.hpp"
 #include "layer/import/buffer.hpp"
@@ -66,7 +66,7 @@ void *as_address(Fn *fn) {
 
 // cl_khr_external_memory and cl_arm_import_memory_dma_buf: on every ICD.
 const NamedFunction layer_functions[] = {
-    // layer/ext/acquire_release.cpp: bounded fence wait + DMA_BUF_IOCTL_SYNC START / END in queue order
+    // layer/handoff/acquire_release.cpp: bounded fence wait + DMA_BUF_IOCTL_SYNC START / END in queue order
     {"clEnqueueAcquireExternalMemObjectsKHR", as_address(enqueue_acquire_external_mem_objects)},
     {"clEnqueueReleaseExternalMemObjectsKHR", as_address(enqueue_release_external_mem_objects)},
     // layer/import/arm.cpp: CL_IMPORT_TYPE_DMA_BUF_ARM over the layer's KHR import
@@ -162,7 +162,7 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clEnqueueCopyBufferToImage, chain::copy_buffer_to_image);
 
     // Maps (layer/entry_chains.cpp: read-only guard, host-access flags, then
-    // layer/ext/map_sync.cpp: DMA_BUF_IOCTL_SYNC around a zero-copy import's map).
+    // layer/handoff/map_sync.cpp: DMA_BUF_IOCTL_SYNC around a zero-copy import's map).
     wrap(t.clEnqueueMapBuffer, chain::map_buffer);
     wrap(t.clEnqueueMapImage, chain::map_image);
     wrap(t.clEnqueueUnmapMemObject, enqueue_unmap_mem_object);  // map_sync.cpp: SYNC END after the unmap

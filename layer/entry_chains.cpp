@@ -4,10 +4,10 @@
 // so the order the checks ran in was the order of the installs.  Here it is
 // written down, the same for every slot:
 //
-//   1. the read-only guard (layer/ext/read_only_guard.hpp): a host-enqueued
+//   1. the read-only guard (layer/handoff/read_only_guard.hpp): a host-enqueued
 //      write into a CL_MEM_READ_ONLY zero-copy import would make the ICD
 //      write a read-only mapping; refused before anything else runs;
-//   2. the host-access flags (layer/host_access.hpp) of a copy-route buffer
+//   2. the host-access flags (layer/handoff/host_access.hpp) of a copy-route buffer
 //      import: the ICD's buffer was created without them, so the layer holds
 //      the application to them;
 //   3. the feature that does the work (the blitter's copy, the map's
@@ -20,9 +20,9 @@
 
 #include "layer/blit/copy_overrides.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/ext/map_sync.hpp"
-#include "layer/ext/read_only_guard.hpp"
-#include "layer/host_access.hpp"
+#include "layer/handoff/map_sync.hpp"
+#include "layer/handoff/read_only_guard.hpp"
+#include "layer/handoff/host_access.hpp"
 
 namespace cldmabuf::chain {
 namespace {

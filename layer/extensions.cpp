@@ -28,7 +28,7 @@ struct AddedExtension {
 const AddedExtension added[] = {
     {"cl_khr_external_memory", CL_MAKE_VERSION(1, 0, 1)},
     {"cl_khr_external_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0)},
-    // clImportMemoryARM with CL_IMPORT_TYPE_DMA_BUF_ARM (layer/ext/arm_import.cpp).
+    // clImportMemoryARM with CL_IMPORT_TYPE_DMA_BUF_ARM (layer/import/arm.cpp).
     {"cl_arm_import_memory", CL_MAKE_VERSION(1, 0, 0)},
     {"cl_arm_import_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0)},
 };

@@ -33,7 +33,7 @@ public:
     // Names in a directory (for /dev/dri discovery); empty on error.
     virtual std::vector<std::string> list_dir(const char *path) = 0;
     // fstat(2): a dma-buf's inode identifies the buffer whatever fd names it
-    // (layer/ext/mapping_cache).  Fakes that do not answer it disable that cache.
+    // (layer/dmabuf/mapping_cache).  Fakes that do not answer it disable that cache.
     virtual int fstat(int fd, struct stat *buf);
     // stat(2) of a path (a DRM node's major:minor for its sysfs entry).
     virtual int stat(const char *path, struct stat *buf) = 0;
@@ -41,7 +41,7 @@ public:
     // device links name the PCI function); empty with errno on failure.
     virtual std::string real_path(const char *path) = 0;
     // The whole of a small text file (/proc/self/fdinfo/N: a dma-buf's
-    // exp_name, layer/ext/exporter.cpp).  0 or -1 with errno.  Fakes that do
+    // exp_name, layer/dmabuf/exporter.cpp).  0 or -1 with errno.  Fakes that do
     // not answer it leave every exporter unknown.
     virtual int read_file(const char *path, std::string *out);
 };

@@ -1,6 +1,6 @@
 #include "layer/registry.hpp"
 
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 
 namespace cldmabuf {
 

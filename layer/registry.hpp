@@ -31,7 +31,7 @@ enum class Route : cl_uint {
 };
 
 // Who exported a dma-buf, from the exp_name line of /proc/self/fdinfo/<fd>
-// (layer/ext/exporter.hpp).
+// (layer/dmabuf/exporter.hpp).
 enum class ExporterKind {
     unknown,      // no exp_name (fdinfo unreadable, or not a dma-buf fd)
     i915,         // i915's own PRIME export ("i915")
@@ -58,7 +58,7 @@ struct Import {
     cl_mem mem = nullptr;
     cl_context context = nullptr;
     int fd = -1;                   // the layer's own dup (F_DUPFD_CLOEXEC) of the application's fd; closed on destroy
-    // The application's fd (layer/ext/dmabuf.hpp, "Who owns the fd" in
+    // The application's fd (layer/dmabuf/primitives.hpp, "Who owns the fd" in
     // docs/layer-rules.md): the spec hands it to the implementation, so it is
     // closed on destroy, but only while that number still names the same
     // dma-buf (st_dev/st_ino recorded at import) and only when app_fd_owned.
@@ -67,7 +67,7 @@ struct Import {
     bool app_fd_identity = false;  // app_fd_dev/ino were recorded (fstat answered)
     dev_t app_fd_dev = 0;
     ino_t app_fd_ino = 0;
-    // The exporter (layer/ext/exporter.hpp): the blitter takes only dma-bufs
+    // The exporter (layer/dmabuf/exporter.hpp): the blitter takes only dma-bufs
     // its own GPU exported; the zero-copy check is cached per exporter kind.
     ExporterKind exporter = ExporterKind::unknown;
     std::string exporter_name;     // exp_name as the kernel printed it
@@ -108,7 +108,7 @@ struct Import {
     // re-tiled on release.
     std::unique_ptr<TiledState> tiled;
 
-    // The copy route's pinned staging (layer/staging.hpp), shared per
+    // The copy route's pinned staging (layer/handoff/staging.hpp), shared per
     // context and device and freed with the last import holding it; typed
     // there.  Guarded by the staging cache's lock.
     std::shared_ptr<void> staging;

@@ -33,7 +33,7 @@ const SettingSpec table[] = {
     {"CLDMABUF_STAGING", K::word, "auto|pinned|off", 0, 0, "`auto`",
      "copy route through two pinned 8 MiB slots: `auto` on devices without host-unified memory, `pinned`, `off`"},
     {"CLDMABUF_COPY_THREADS", K::integer, nullptr, 1, 64, "half the CPUs, 1 to 8",
-     "threads for the copy route's CPU copies of 2 MiB and more (layer/parallel_copy.hpp)"},
+     "threads for the copy route's CPU copies of 2 MiB and more (layer/handoff/parallel_copy.hpp)"},
     {"CLDMABUF_FENCE_TIMEOUT_MS", K::integer, nullptr, 0, 3600 * 1000 - 1, "`1000`",
      "bound on every fence wait, in milliseconds"},
     {"CLDMABUF_FAILED_EVENTS", K::word, "propagate|sidetable", 0, 0, "per ICD",

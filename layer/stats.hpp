@@ -14,8 +14,8 @@ struct Stats {
     std::atomic<uint64_t> copy_imports{0};
     std::atomic<uint64_t> zero_copy_bytes{0};
     std::atomic<uint64_t> host_bytes_copied{0};
-    // The copy route on acquire/release (layer/ext/acquire_release.cpp):
-    // bytes by direction, and transfers by route (layer/staging.hpp).
+    // The copy route on acquire/release (layer/handoff/acquire_release.cpp):
+    // bytes by direction, and transfers by route (layer/handoff/staging.hpp).
     std::atomic<uint64_t> copy_in_bytes{0};   // dma-buf -> device copy
     std::atomic<uint64_t> copy_out_bytes{0};  // device copy -> dma-buf
     std::atomic<uint64_t> staged_bytes{0};    // of those, through pinned staging

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/import.hpp"
+#include "layer/import/buffer.hpp"
 #include "layer/i915/blt_engine.hpp"
 #include "layer/log.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <sys/stat.h>
 
-#include "layer/ext/exporter.hpp"
+#include "layer/dmabuf/exporter.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/pci_address.hpp"

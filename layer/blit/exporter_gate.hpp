@@ -14,7 +14,7 @@ namespace cldmabuf {
 
 // Why the blitter on `node` (st_rdev `rdev`, 0 if unknown) must not take
 // `import`'s dma-buf, naming both sides, or empty: only an i915 export whose
-// exporting node is known (layer/ext/exporter.hpp) and is `node` itself.
+// exporting node is known (layer/dmabuf/exporter.hpp) and is `node` itself.
 std::string exporter_mismatch(const Import &import, const i915::Gen9Info &node, dev_t rdev);
 
 // CLDMABUF_BLT_EXPORTERS=own (default) | any.  `any` lets the blitter take

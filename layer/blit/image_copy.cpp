@@ -3,7 +3,7 @@
 // copies").
 //
 // Every image the layer imports is a linear surface inside its dma-buf:
-// plane offset, row pitch, slice pitch (layer/ext/image_import.cpp records
+// plane offset, row pitch, slice pitch (layer/import/image.cpp records
 // them on Import::image; a 1D array is stored as rows of one element row
 // each, so its layer index is the y coordinate as the spec has it).  A copy
 // between such surfaces is therefore a byte rectangle per slice: the rect
@@ -30,7 +30,7 @@
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/ext/image_import.hpp"
+#include "layer/import/image.hpp"
 #include "layer/i915/blit_plan.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"

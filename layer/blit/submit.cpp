@@ -4,7 +4,7 @@
 #include <cstring>
 #include <utility>
 
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/host_step.hpp"
 #include "layer/i915/blt_engine.hpp"
 #include "layer/kernel_ops.hpp"

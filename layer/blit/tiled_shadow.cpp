@@ -11,7 +11,7 @@
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/i915/blit_plan.hpp"
 #include "layer/log.hpp"
 #include "layer/stats.hpp"

@@ -11,7 +11,7 @@
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/shared_contexts.hpp"
-#include "layer/ext/acquire_release.hpp"
+#include "layer/handoff/acquire_release.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 

@@ -13,7 +13,7 @@
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/shared_contexts.hpp"
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 

@@ -5,7 +5,7 @@
 //   clCreateFromEGLImageKHR(image) ─┬─► eglExportDMABUFImageMESA: fd, stride, offset,  egl_image.cpp,
 //                                    │   fourcc, modifier                               egl_image_import.cpp
 //                                    └─► the layer's clCreateImageWithProperties(DMA_BUF_KHR fd, plane offset,
-//                                        modifier) ─► an import like any other (layer/ext/image_import.cpp)
+//                                        modifier) ─► an import like any other (layer/import/image.cpp)
 //   clEnqueueAcquire{GL,EGL}Objects ─► the import's acquire (bounded implicit-fence wait, SYNC START)
 //   clEnqueueRelease{GL,EGL}Objects ─► the import's release (SYNC END)       gl_acquire_release.cpp
 //   clCreateContext(CL_GL_CONTEXT_KHR, CL_EGL_DISPLAY_KHR) ─► the ICD without them   gl_contexts.cpp

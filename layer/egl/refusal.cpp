@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "layer/ext/import.hpp"
+#include "layer/import/buffer.hpp"
 #include "layer/log.hpp"
 
 namespace cldmabuf::egl {

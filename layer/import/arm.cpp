@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"

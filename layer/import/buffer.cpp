@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/ext/exporter.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/dmabuf/exporter.hpp"
 #include "layer/import/native.hpp"
 #include "layer/import/request.hpp"
 #include "layer/log.hpp"

@@ -1,5 +1,5 @@
 // Import of a dma-buf fd into a buffer (clCreateBufferWithProperties), and
-// the names other parts of the layer used from layer/ext/import.hpp before
+// the names other parts of the layer used from layer/import/buffer.hpp before
 // the import moved here (issue #15): they are declared in the pipeline's
 // own headers, included below.
 #pragma once

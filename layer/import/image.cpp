@@ -32,7 +32,7 @@
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/native.hpp"
 #include "layer/import/record.hpp"

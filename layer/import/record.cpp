@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/ext/exporter.hpp"
-#include "layer/ext/mapping_cache.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/dmabuf/exporter.hpp"
+#include "layer/dmabuf/mapping_cache.hpp"
 #include "layer/log.hpp"
 #include "layer/stats.hpp"
 
@@ -79,7 +79,7 @@ void teardown(Import &import) {
     }
     import.tiled.reset();  // the ICD's image over the shadow is gone
     const size_t mapped = import.mapping_len;
-    unmap_dmabuf(import);  // layer/ext/mapping_cache may keep it for the next import
+    unmap_dmabuf(import);  // layer/dmabuf/mapping_cache may keep it for the next import
     const int dup = import.fd, app = import.app_fd;
     const bool closed_app = close_import_fds(import);
     LOG_DEBUG("import %p destroyed: released the mapping (%zu bytes), closed the layer's fd %d%s%d",

@@ -19,7 +19,7 @@ namespace cldmabuf {
 // import->mapping: writable when the fd allows it, read-only for an object
 // the device only reads.  0 or errno.
 int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags);
-// Gives the mapping back (layer/ext/mapping_cache): kept for a later import
+// Gives the mapping back (layer/dmabuf/mapping_cache): kept for a later import
 // of the same dma-buf when `keep` and CLDMABUF_MAP_CACHE_MB allows, else
 // unmapped.  Failed imports pass keep = false.
 void unmap_dmabuf(Import &import, bool keep = true);

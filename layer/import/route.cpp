@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "layer/ext/exporter.hpp"
-#include "layer/ext/zero_copy_check.hpp"
+#include "layer/dmabuf/exporter.hpp"
+#include "layer/import/zero_copy_check.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/route_probe.hpp"
 #include "layer/settings.hpp"

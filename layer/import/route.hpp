@@ -41,7 +41,7 @@ struct RouteAnswer {
 };
 
 // Asks the ICD (device queries, the per-exporter buffer check of
-// layer/ext/zero_copy_check.hpp, and for images the cached probe of
+// layer/import/zero_copy_check.hpp, and for images the cached probe of
 // route_probe.hpp); never fails: when in doubt the route is copy.
 RouteAnswer decide_route(const RouteQuestion &q);
 

@@ -246,7 +246,7 @@ TEST_CASE("[copy-route] transfers take the staging route CLDMABUF_STAGING names,
 // The layer creates a copy-route import's device buffer without the
 // host-access flags (its own transfers must be legal); the application is
 // still held to them, on every route (zero-copy: the ICD judges; copy: the
-// layer, layer/host_access.cpp).
+// layer, layer/handoff/host_access.cpp).
 TEST_CASE("[copy-route] the application's host-access flags hold for its own reads, writes and maps",
           "[copy-route]") {
     REQUIRE_DMABUF();

@@ -1,5 +1,5 @@
 // The exporter gate of the blitter and the zero-copy check
-// (layer/ext/exporter.hpp, layer/ext/zero_copy_check.hpp), on the virtual
+// (layer/dmabuf/exporter.hpp, layer/import/zero_copy_check.hpp), on the virtual
 // Gen9: its dma-bufs report exp_name "i915" in /proc/self/fdinfo, and
 // vgen9_set_export_name() makes the next imports see another exporter.
 // Tagged [exporter] and [zcc]; meson runs [zcc] alone too (the check then

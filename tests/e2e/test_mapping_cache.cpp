@@ -1,6 +1,6 @@
 // CLDMABUF_MAP_CACHE_MB: a dma-buf imported again reuses the layer's CPU
 // mapping, imports of one dma-buf alive together share it, and idle mappings
-// stay within the budget (layer/ext/mapping_cache.hpp).  Run with the cache
+// stay within the budget (layer/dmabuf/mapping_cache.hpp).  Run with the cache
 // on by tests/e2e/meson.build (e2e-sim-mapcache) and in the VM lane on the
 // system dma-heap, whose mmap is the O(size) cost the cache removes.
 #include <catch2/catch_test_macros.hpp>

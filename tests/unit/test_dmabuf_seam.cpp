@@ -4,7 +4,7 @@
 #include <poll.h>
 
 #include "fake_kernel.hpp"
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 
 using namespace cldmabuf;
 

@@ -1,5 +1,5 @@
-// The exporter of a dma-buf (layer/ext/exporter.hpp), who owns the fd at
-// destroy (layer/ext/dmabuf.hpp, close_import_fds) and the blitter's exporter
+// The exporter of a dma-buf (layer/dmabuf/exporter.hpp), who owns the fd at
+// destroy (layer/dmabuf/primitives.hpp, close_import_fds) and the blitter's exporter
 // gate (layer/blit/exporter_gate.hpp, exporter_mismatch), against a fake kernel.
 #include <catch2/catch_test_macros.hpp>
 
@@ -14,8 +14,8 @@
 #include <string>
 
 #include "fake_kernel.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/ext/exporter.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/dmabuf/exporter.hpp"
 #include "layer/blit/exporter_gate.hpp"
 
 using namespace cldmabuf;

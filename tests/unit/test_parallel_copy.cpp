@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "layer/parallel_copy.hpp"
+#include "layer/handoff/parallel_copy.hpp"
 
 using namespace cldmabuf;
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/kernel_ops.hpp"
 
 namespace cldmabuf::info {

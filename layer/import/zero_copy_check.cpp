@@ -1,4 +1,4 @@
-#include "layer/ext/zero_copy_check.hpp"
+#include "layer/import/zero_copy_check.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/ext/exporter.hpp"
-#include "layer/ext/import.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/dmabuf/exporter.hpp"
+#include "layer/import/buffer.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/settings.hpp"

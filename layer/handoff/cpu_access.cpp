@@ -1,9 +1,9 @@
-#include "layer/ext/sync.hpp"
+#include "layer/handoff/cpu_access.hpp"
 
 #include <cerrno>
 #include <cstring>
 
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/log.hpp"
 #include "layer/stats.hpp"
 

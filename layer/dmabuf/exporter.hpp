@@ -6,7 +6,7 @@
 // Why: the blitter may only take buffers its own GPU exported (another
 // device's memory is not its to copy), and whether an ICD really uses a
 // mapping in place depends on what backs it (PFNMAP heaps vs pages), so the
-// zero-copy check is cached per exporter kind (layer/ext/zero_copy_check).
+// zero-copy check is cached per exporter kind (layer/import/zero_copy_check).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // Host-enqueued writes into a CL_MEM_READ_ONLY import that the ICD uses in
-// place (layer/ext/read_only_guard.cpp).  Plain checks: the entry functions
+// place (layer/handoff/read_only_guard.cpp).  Plain checks: the entry functions
 // of the slots they guard (layer/entry_chains.cpp) call them first, in the
 // order written there.
 #pragma once

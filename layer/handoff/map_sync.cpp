@@ -4,14 +4,14 @@
 // need it (buffers and images alike): there the mapping *is* the dma-buf.
 // Everything else passes straight through, tiled image imports included:
 // their ICD image lives over the layer's shadow, not the dma-buf.
-#include "layer/ext/map_sync.hpp"
+#include "layer/handoff/map_sync.hpp"
 
 #include <memory>
 #include <vector>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/ext/sync.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/handoff/cpu_access.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"

@@ -1,5 +1,5 @@
 // Map/unmap of zero-copy imports bracketed with DMA_BUF_IOCTL_SYNC
-// (layer/ext/map_sync.cpp).  Every other object goes straight to the ICD.
+// (layer/handoff/map_sync.cpp).  Every other object goes straight to the ICD.
 // The table enters the maps through layer/entry_chains.cpp (the host-write
 // checks run first) and the unmap directly.
 #pragma once

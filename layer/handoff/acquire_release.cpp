@@ -8,12 +8,12 @@
 // them (CL_MEM_READ_ONLY).  Host-access flags (CL_MEM_HOST_*) speak of the
 // application's own reads and writes, not of the device's, so they change
 // neither.  Buffers move through pinned staging where it is on
-// (layer/staging.hpp), else with the ICD's Write/ReadBuffer from the
+// (layer/handoff/staging.hpp), else with the ICD's Write/ReadBuffer from the
 // mapping.  Tiled image imports
 // (layer/blit/tiled_shadow.hpp) are de-tiled into their linear shadow by the
 // blitter on acquire and re-tiled on release when writable; the CPU never
 // touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.
-#include "layer/ext/acquire_release.hpp"
+#include "layer/handoff/acquire_release.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -21,16 +21,16 @@
 #include <vector>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/ext/import.hpp"
-#include "layer/ext/native_import.hpp"
-#include "layer/ext/sync.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/import/buffer.hpp"
+#include "layer/import/native.hpp"
+#include "layer/handoff/cpu_access.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
-#include "layer/staging.hpp"
+#include "layer/handoff/staging.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -1,4 +1,4 @@
-#include "layer/parallel_copy.hpp"
+#include "layer/handoff/parallel_copy.hpp"
 
 #include <sched.h>
 

@@ -1,5 +1,5 @@
 // The application's host-access flags (CL_MEM_HOST_*) on copy-route buffer
-// imports (layer/host_access.cpp).  Plain checks: the read, write and map
+// imports (layer/handoff/host_access.cpp).  Plain checks: the read, write and map
 // entry functions (layer/entry_chains.cpp) call them before the ICD.
 #pragma once
 

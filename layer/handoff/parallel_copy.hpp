@@ -1,6 +1,6 @@
 // Large host copies on several cores.
 //
-// The copy route's staging (layer/staging.cpp) moves every byte through one
+// The copy route's staging (layer/handoff/staging.cpp) moves every byte through one
 // CPU copy between the dma-buf's mapping and a pinned slot: on one core that
 // copy runs near 10 GB/s while a discrete GPU's DMA from pinned memory runs
 // at ~55 GB/s (NVIDIA H200, measured with bench-staging), so the copy route

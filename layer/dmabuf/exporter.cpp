@@ -1,4 +1,4 @@
-#include "layer/ext/exporter.hpp"
+#include "layer/dmabuf/exporter.hpp"
 
 #include <drm.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "layer/staging.hpp"
+#include "layer/handoff/staging.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -15,10 +15,10 @@
 #include <utility>
 
 #include "layer/dispatch.hpp"
-#include "layer/ext/dmabuf.hpp"
-#include "layer/ext/import.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/import/buffer.hpp"
 #include "layer/log.hpp"
-#include "layer/parallel_copy.hpp"
+#include "layer/handoff/parallel_copy.hpp"
 #include "layer/stats.hpp"
 #include "layer/worker.hpp"
 #include "layer/settings.hpp"

@@ -5,7 +5,7 @@
 // with the spec's CL_INVALID_OPERATION.  Zero-copy imports carry the flags
 // into the ICD, which judges them itself.  Plain cl_mems cost one relaxed
 // load while no import exists.
-#include "layer/host_access.hpp"
+#include "layer/handoff/host_access.hpp"
 
 #include "layer/log.hpp"
 #include "layer/registry.hpp"

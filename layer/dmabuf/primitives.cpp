@@ -1,4 +1,4 @@
-#include "layer/ext/dmabuf.hpp"
+#include "layer/dmabuf/primitives.hpp"
 
 #include <poll.h>
 #include <sys/stat.h>

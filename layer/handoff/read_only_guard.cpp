@@ -8,7 +8,7 @@
 // refused the same way.  The checks run first in every write, fill, copy and
 // map entry (layer/entry_chains.cpp), before the blitter or map sync sees
 // the call.
-#include "layer/ext/read_only_guard.hpp"
+#include "layer/handoff/read_only_guard.hpp"
 
 #include "layer/log.hpp"
 #include "layer/registry.hpp"

@@ -1,4 +1,4 @@
-#include "layer/ext/mapping_cache.hpp"
+#include "layer/dmabuf/mapping_cache.hpp"
 
 #include <sys/mman.h>
 #include <sys/stat.h>

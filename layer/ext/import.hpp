@@ -1,6 +1,0 @@
-// Moved to layer/import/buffer.hpp (issue #15, one import pipeline).  Kept
-// only so code that other parts of the layer are moving at the same time
-// builds unchanged; include layer/import/buffer.hpp in new code.
-#pragma once
-
-#include "layer/import/buffer.hpp"
