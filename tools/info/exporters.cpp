@@ -15,6 +15,7 @@
 #include "layer/i915/gen9_probe.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/pci_address.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf::info {
 namespace {
@@ -141,7 +142,7 @@ Json find_exporters(bool probe_egl) {
 Json find_blitter(i915::Gen9Info *node) {
     *node = i915::Gen9Info{};
     Json out = Json::object();
-    const char *blt = std::getenv("CLDMABUF_BLT");
+    const char *blt = setting("CLDMABUF_BLT");
     if (blt && std::strcmp(blt, "off") == 0) {
         out.set("available", false);
         out.set("reason", "turned off by CLDMABUF_BLT=off");
@@ -150,7 +151,7 @@ Json find_blitter(i915::Gen9Info *node) {
     i915::Gen9Info info;
     if (i915::probe_gen9(&info) != 0) {
         out.set("available", false);
-        const char *forced = std::getenv("CLDMABUF_BLT_NODE");
+        const char *forced = setting("CLDMABUF_BLT_NODE");
         out.set("reason", forced && *forced ? std::string("CLDMABUF_BLT_NODE=") + forced + " is not a usable Gen9 i915 node"
                                             : std::string("no Gen9 (Skylake..Comet Lake) i915 render node with "
                                                           "BLT, softpin, exec fences in /dev/dri"));

@@ -24,9 +24,16 @@ std::string render_text(const Json &r) {
     line(out, 0, "layer: " + (layer["path"].as_string().empty() ? std::string("(none)") : layer["path"].as_string()) +
                      (layer["loaded"].as_bool() ? " (loaded)" : " (NOT loaded: " + layer["reason"].as_string() + ")"));
     std::string set;
-    for (const auto &[k, v] : r["settings"].fields())
-        if (k != "OPENCL_LAYERS") set += " " + k + "=" + v.as_string();
+    const Json &sources = r["settings_sources"];
+    for (const auto &[k, v] : r["settings"].fields()) {
+        if (k == "OPENCL_LAYERS") continue;
+        set += " " + k + "=" + v.as_string();
+        const std::string from = sources["from"][k].as_string();
+        if (!from.empty() && from != "environment") set += " (" + from + ")";
+    }
     line(out, 0, "settings:" + (set.empty() ? std::string(" defaults (CLDMABUF_IMPORT=auto, blitter on)") : set));
+    if (!sources["file"].as_string().empty()) line(out, 0, "settings file: " + sources["file"].as_string());
+    for (const Json &refusal : sources["refused"].items()) line(out, 1, "refused: " + refusal.as_string());
     if (!r["compared_with_icd_only"].as_bool())
         line(out, 0, "(no comparison with the ICDs alone: " + r["compare_reason"].as_string() + ")");
     if (r.has("opencl_error")) line(out, 0, "OpenCL: " + r["opencl_error"].as_string());

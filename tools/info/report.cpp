@@ -11,6 +11,7 @@
 #include "layer/cl_compat.h"
 #include "layer/blit/device_pairing.hpp"
 #include "include/CL/cl_ext_cldmabuf.h"
+#include "layer/settings.hpp"
 #include "tools/info/cl_view.hpp"
 #include "tools/info/exporters.hpp"
 #include "tools/info/fd_facts.hpp"
@@ -21,7 +22,7 @@ namespace {
 // CLDMABUF_DMABUF_IMPORT=layer: the layer imports even where the ICD can
 // (the same reading as layer/import/native.cpp's dmabuf_importer()).
 bool dmabuf_import_forced_to_layer() {
-    const char *v = std::getenv("CLDMABUF_DMABUF_IMPORT");
+    const char *v = setting("CLDMABUF_DMABUF_IMPORT");
     return v && !std::strcmp(v, "layer");
 }
 
@@ -69,8 +70,10 @@ bool layer_mapped(const std::string &layer_path) {
     return false;
 }
 
+// A setting as the layer reads it: environment, then the settings file
+// (layer/settings.hpp); the tool links the same table.
 const char *env_or(const char *name, const char *fallback) {
-    const char *v = std::getenv(name);
+    const char *v = setting(name);
     return v && *v ? v : fallback;
 }
 
@@ -144,11 +147,26 @@ Json try_import(const ClDevice &d, int fd, size_t size) {
     return r;
 }
 
+// Every setting that is set, as the layer will read it, with where it came
+// from; the settings file read, and the values the layer will refuse.
 Json settings() {
     Json s = Json::object();
-    for (const char *name : {"OPENCL_LAYERS", "CLDMABUF_IMPORT", "CLDMABUF_BLT", "CLDMABUF_BLT_NODE", "CLDMABUF_LOG",
-                             "CLDMABUF_STATS", "CLDMABUF_FENCE_TIMEOUT_MS", "CLDMABUF_MAP_CACHE_MB", "CLDMABUF_EGL"})
-        if (const char *v = std::getenv(name)) s.set(name, v);
+    if (const char *v = std::getenv("OPENCL_LAYERS")) s.set("OPENCL_LAYERS", v);
+    const LoadedSettings loaded = load_settings(process_settings_inputs());
+    for (const LoadedSetting &v : loaded.values) s.set(v.spec->env, v.value);
+    return s;
+}
+
+Json settings_sources() {
+    Json s = Json::object();
+    const LoadedSettings loaded = load_settings(process_settings_inputs());
+    s.set("file", loaded.file);
+    Json from = Json::object();
+    for (const LoadedSetting &v : loaded.values) from.set(v.spec->env, v.source);
+    s.set("from", from);
+    Json refused = Json::array();
+    for (const std::string &r : loaded.refusals) refused.push(r);
+    s.set("refused", refused);
     return s;
 }
 
@@ -171,6 +189,7 @@ Json build_report(const Options &opt, int *exit_code) {
                                                                                "support, or the layer's init failed)");
     report.set("layer", layer);
     report.set("settings", settings());
+    report.set("settings_sources", settings_sources());
 
     std::vector<ClPlatform> without;
     std::string why_no_compare;

@@ -101,6 +101,25 @@ TEST_CASE("settings change the reported route and blitter", "[info]") {
     CHECK(has(r.out, "blitter: none (turned off by CLDMABUF_BLT=off)"));
 }
 
+TEST_CASE("settings from the settings file count as the layer reads them, with their source", "[info]") {
+    char path[] = "/tmp/cldmabuf-info-settings-XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string text = "# test\ncldmabuf.import = copy\ncldmabuf.blt = off\ncldmabuf.fence_timeout_ms = soon\n";
+    REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    close(fd);
+    const Run r = run_tool("", std::string("CLDMABUF_SETTINGS_FILE=") + path);
+    unlink(path);
+    INFO(r.out);
+    CHECK(r.code == cldmabuf::info::kExitOk);
+    CHECK(has(r.out, "import route: device copy (CLDMABUF_IMPORT=copy"));
+    CHECK(has(r.out, "blitter: none (turned off by CLDMABUF_BLT=off)"));
+    CHECK(has(r.out, std::string("CLDMABUF_IMPORT=copy (") + path + ":2)"));
+    CHECK(has(r.out, std::string("settings file: ") + path));
+    CHECK(has(r.out, "refused: "));
+    CHECK(has(r.out, "fence_timeout_ms"));
+}
+
 TEST_CASE("JSON output carries the same facts", "[info]") {
     const Run r = run_tool("--json --no-egl");
     INFO(r.out);
