@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "layer/log.hpp"
@@ -113,6 +115,23 @@ int kernel_ioctl_retry(int fd, unsigned long request, void *arg) {
             backoff_us = backoff_us * 2 > 10000 ? 10000 : backoff_us * 2;
             errno = err;
         }
+    }
+}
+
+int kernel_poll_bounded(int fd, short events, int timeout_ms, short *revents) {
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+        pollfd p{fd, events, 0};
+        const int n = kernel().poll(&p, 1, left > 0 ? static_cast<int>(left) : 0);
+        if (n > 0) {
+            *revents = p.revents;
+            return 1;
+        }
+        if (n == 0) return 0;
+        if (errno != EINTR && errno != EAGAIN) return -errno;
+        if (clock::now() >= deadline) return 0;
     }
 }
 

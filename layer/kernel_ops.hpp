@@ -59,4 +59,11 @@ void set_kernel(KernelOps *ops);
 inline constexpr int ioctl_retry_limit = 64;
 int kernel_ioctl_retry(int fd, unsigned long request, void *arg);
 
+// The one bounded wait on an fd (fences, dma-bufs): poll for `events` until
+// the fd is ready or `timeout_ms` has passed (0: look once), retrying
+// EINTR/EAGAIN with the time that is left.  1 when ready (*revents set), 0 on
+// timeout, -errno on error.  A negative timeout is taken as 0: no wait in the
+// layer is unbounded.
+int kernel_poll_bounded(int fd, short events, int timeout_ms, short *revents);
+
 }  // namespace cldmabuf

@@ -87,7 +87,9 @@ std::string known_keys() {
 }
 
 // Reads the whole file; non-blocking open so a FIFO named by mistake cannot
-// hang layer init.  Returns the errno of a missing file, -1 for other errors
+// hang layer init.  Plain libc, not the kernel seam: a configuration file is
+// not the kernel interface the seam stands in for (and the seam's fakes are
+// installed by tests after the settings are read).  Returns the errno of a missing file, -1 for other errors
 // (with *why), 0 on success.
 int read_settings_file(const std::string &path, std::string *text, std::string *why) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

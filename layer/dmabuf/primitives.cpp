@@ -45,24 +45,11 @@ int dmabuf_sync(int fd, uint64_t flags) {
 }
 
 int dmabuf_wait_idle(int fd, bool for_write, int timeout_ms) {
-    using clock = std::chrono::steady_clock;
-    const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
-    struct pollfd p {};
-    p.fd = fd;
-    p.events = for_write ? POLLOUT : POLLIN;
-    for (;;) {
-        int left = static_cast<int>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count());
-        if (left < 0) left = 0;
-        p.revents = 0;
-        int n = kernel().poll(&p, 1, left);
-        if (n > 0) {
-            if (p.revents & (POLLERR | POLLNVAL)) return -EBADF;
-            return 0;
-        }
-        if (n == 0) return -ETIME;
-        if (errno != EINTR && errno != EAGAIN) return -errno;
-    }
+    short revents = 0;
+    const int r = kernel_poll_bounded(fd, for_write ? POLLOUT : POLLIN, timeout_ms, &revents);
+    if (r < 0) return r;
+    if (r == 0) return -ETIME;
+    return revents & (POLLERR | POLLNVAL) ? -EBADF : 0;
 }
 
 int adopt_dmabuf_fd(Import &import, int app_fd, bool app_owned) {

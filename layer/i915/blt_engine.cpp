@@ -161,24 +161,10 @@ int BltEngine::submit_copy_2d(const BltImport &src, const BltImport &dst, const 
 
 int BltEngine::wait_fence(int fence_fd, int timeout_ms) {
     if (fence_fd < 0) return -EBADF;
-    using clock = std::chrono::steady_clock;
-    const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
-    for (;;) {
-        int left = -1;
-        if (timeout_ms >= 0) {
-            const auto rem = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-            left = rem.count() > 0 ? static_cast<int>(rem.count()) : 0;
-        }
-        pollfd p{fence_fd, POLLIN, 0};
-        const int r = kernel().poll(&p, 1, left);
-        if (r < 0) {
-            if (errno == EINTR || errno == EAGAIN) continue;
-            return -errno;
-        }
-        if (r == 0) return 0;
-        if (p.revents & POLLNVAL) return -EBADF;
-        break;
-    }
+    short revents = 0;
+    const int r = kernel_poll_bounded(fence_fd, POLLIN, timeout_ms, &revents);
+    if (r <= 0) return r;  // 0: still busy at the deadline
+    if (revents & POLLNVAL) return -EBADF;
     sync_file_info info;
     std::memset(&info, 0, sizeof(info));
     if (kernel_ioctl_retry(fence_fd, SYNC_IOC_FILE_INFO, &info) != 0) {
