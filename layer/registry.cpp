@@ -1,6 +1,11 @@
 #include "layer/registry.hpp"
 
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 #include "layer/dmabuf/primitives.hpp"
+#include "layer/import_state.hpp"
 
 namespace cldmabuf {
 
@@ -119,6 +124,29 @@ void EventTypeRegistry::remove(cl_event event) {
 EventTypeRegistry &event_types() {
     static EventTypeRegistry *registry = new EventTypeRegistry;
     return *registry;
+}
+
+namespace {
+std::mutex forget_mutex;
+std::vector<ForgetImportState> &forgetters() {
+    static auto *list = new std::vector<ForgetImportState>;  // outlives static destruction
+    return *list;
+}
+}  // namespace
+
+void register_import_state(ForgetImportState forget) {
+    std::lock_guard lock(forget_mutex);
+    auto &list = forgetters();
+    if (std::find(list.begin(), list.end(), forget) == list.end()) list.push_back(forget);
+}
+
+void forget_import_state(const Import &import) {
+    std::vector<ForgetImportState> list;
+    {
+        std::lock_guard lock(forget_mutex);
+        list = forgetters();
+    }
+    for (ForgetImportState forget : list) forget(import);
 }
 
 }  // namespace cldmabuf

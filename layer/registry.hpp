@@ -42,18 +42,6 @@ enum class ExporterKind {
     other,        // any other exporter name
 };
 
-// Per-object state the i915 backend caches on an import (GEM handle, GPU
-// address); opaque here so the core does not depend on layer/i915.
-struct BackendState {
-    virtual ~BackendState() = default;
-};
-
-// A tiled image import's linear shadow and its blitter state
-// (layer/blit/tiled_shadow.hpp); opaque here for the same reason.
-struct TiledState {
-    virtual ~TiledState() = default;
-};
-
 struct Import {
     cl_mem mem = nullptr;
     cl_context context = nullptr;
@@ -95,24 +83,16 @@ struct Import {
         cl_mem internal_buffer = nullptr;  // the layer's buffer under an image-from-buffer
         // DRM_FORMAT_MOD_LINEAR (0) unless the dma-buf is X/Y tiled: then
         // offset/row_pitch above describe the tiled surface in the dma-buf,
-        // the ICD's image lives over the layer's linear shadow (Import::tiled)
+        // the ICD's image lives over the layer's linear shadow (layer/blit/tiled_shadow)
         // and `mapping` is null: nothing may read the dma-buf's bytes as pixels.
         uint64_t modifier = 0;
     };
     bool is_image = false;
     ImageLayout image;
 
-    std::mutex backend_mutex;
-    std::unique_ptr<BackendState> backend;
-    // Tiled image imports only (image.modifier != 0): de-tiled on acquire,
-    // re-tiled on release.
-    std::unique_ptr<TiledState> tiled;
-
-    // The copy route's pinned staging (layer/handoff/staging.hpp), shared per
-    // context and device and freed with the last import holding it; typed
-    // there.  Guarded by the staging cache's lock.
-    std::shared_ptr<void> staging;
-    cl_device_id staging_device = nullptr;
+    // Feature state (the blitter's GEM handle, a tiled image's shadow, the
+    // copy route's staging) lives in each feature's side table
+    // (layer/import_state.hpp), dropped at teardown.
 
     // CPU access direction for DMA_BUF_IOCTL_SYNC, from the object's flags.
     uint64_t sync_access_flags() const;

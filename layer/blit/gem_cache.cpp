@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "layer/blit/exporter_gate.hpp"
+#include "layer/import_state.hpp"
 #include "layer/log.hpp"
 
 namespace cldmabuf {
@@ -15,11 +16,22 @@ BltBackend::~BltBackend() {
     if (engine && error == 0) engine->release(imp);
 }
 
+namespace {
+
+void forget_backend(const Import &import);
+ImportState<std::unique_ptr<BltBackend>> backends(forget_backend);
+void forget_backend(const Import &import) { backends.forget(import); }
+
+// One GEM import at a time: the first copy of an import makes its entry.
+std::mutex making;
+
+}  // namespace
+
 int blt_import_of(Import &import, i915::BltEngine &engine, i915::BltImport *out) {
-    std::lock_guard lock(import.backend_mutex);
-    auto *state = dynamic_cast<BltBackend *>(import.backend.get());
+    std::lock_guard lock(making);
+    std::unique_ptr<BltBackend> *held = backends.find(import);
+    BltBackend *state = held ? held->get() : nullptr;
     if (!state) {
-        if (import.backend) return -EBUSY;  // another backend owns the slot
         auto fresh = std::make_unique<BltBackend>();
         fresh->engine = &engine;
         const i915::Gen9Info &node = engine.device_info();
@@ -37,8 +49,7 @@ int blt_import_of(Import &import, i915::BltEngine &engine, i915::BltImport *out)
                 LOG_WARN("blitter: PRIME import of dma-buf fd %d failed (%d); copies of %p go to the ICD",
                          import.fd, fresh->error, static_cast<void *>(import.mem));
         }
-        state = fresh.get();
-        import.backend = std::move(fresh);
+        state = backends.emplace(import, std::move(fresh)).get();
     }
     if (state->error != 0) return state->error;
     *out = state->imp;

@@ -1,5 +1,6 @@
 // The GEM handle of each import the blitter copies, made once on first use
-// and cached on Import::backend (docs/blitter.md, "GEM state").
+// and kept in the blitter's own side table (layer/import_state.hpp) until the
+// import's teardown (docs/blitter.md, "GEM state").
 #pragma once
 
 #include "layer/i915/blt_engine.hpp"
@@ -7,15 +8,17 @@
 
 namespace cldmabuf {
 
-// What the blitter caches on an import: its GEM handle and softpin address,
-// released when the object is destroyed (on_import_destroyed resets
-// Import::backend).  A failed import is cached too (`error`), so an import
-// the node cannot take costs one ioctl, not one per copy.
-struct BltBackend final : BackendState {
+// What the blitter keeps for an import: its GEM handle and softpin address,
+// released at the import's teardown.  A failed import is kept too (`error`),
+// so an import the node cannot take costs one ioctl, not one per copy.
+struct BltBackend {
     i915::BltEngine *engine = nullptr;
     i915::BltImport imp;
     int error = 0;  // -errno of the failed PRIME import, or 0
-    ~BltBackend() override;
+    BltBackend() = default;
+    BltBackend(const BltBackend &) = delete;
+    BltBackend &operator=(const BltBackend &) = delete;
+    ~BltBackend();
 };
 
 // The GEM import of `import` on `engine`: 0 and *out, or the cached -errno

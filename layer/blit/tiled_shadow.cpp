@@ -13,6 +13,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/i915/blit_plan.hpp"
+#include "layer/import_state.hpp"
 #include "layer/log.hpp"
 #include "layer/stats.hpp"
 
@@ -146,7 +147,18 @@ cl_int prepare_tiled_image(const TiledRequest &req, const std::vector<cl_device_
     return CL_SUCCESS;
 }
 
-TiledImage *tiled_of(const Import &import) { return static_cast<TiledImage *>(import.tiled.get()); }
+namespace {
+void forget_tiled(const Import &import);
+ImportState<std::unique_ptr<TiledImage>> shadows(forget_tiled);
+void forget_tiled(const Import &import) { shadows.forget(import); }
+}  // namespace
+
+TiledImage *tiled_of(const Import &import) {
+    std::unique_ptr<TiledImage> *t = shadows.find(import);
+    return t ? t->get() : nullptr;
+}
+
+void attach_tiled(const Import &import, std::unique_ptr<TiledImage> tiled) { shadows.emplace(import, std::move(tiled)); }
 
 HostPixels host_pixels(const Import &import) {
     if (const TiledImage *t = tiled_of(import))

@@ -19,8 +19,8 @@
 
 namespace cldmabuf {
 
-// What a tiled import keeps on Import::tiled.
-struct TiledImage final : TiledState {
+// What a tiled import keeps, in the blitter's side table (attach_tiled).
+struct TiledImage {
     i915::BltEngine *engine = nullptr;
     i915::BltShadow shadow;
     i915::Tiling tiling = i915::Tiling::X;
@@ -29,7 +29,10 @@ struct TiledImage final : TiledState {
     uint32_t tiled_pitch = 0;        // bytes, in the dma-buf
     uint64_t plane_offset = 0;       // bytes, in the dma-buf (4 KiB aligned)
     uint32_t shadow_pitch = 0;       // bytes, what the ICD is given
-    ~TiledImage() override;
+    TiledImage() = default;
+    TiledImage(const TiledImage &) = delete;
+    TiledImage &operator=(const TiledImage &) = delete;
+    ~TiledImage();
 };
 
 // The tiling a modifier names (X or Y), or false for any other modifier.
@@ -65,6 +68,8 @@ HostPixels host_pixels(const Import &import);
 
 // The tiled state of an import, or nullptr for every other import.
 TiledImage *tiled_of(const Import &import);
+// Keeps `tiled` for `import` until its teardown (layer/import_state.hpp).
+void attach_tiled(const Import &import, std::unique_ptr<TiledImage> tiled);
 
 // Acquire: bounded wait for the dma-buf's writers, one BLT batch dma-buf →
 // shadow, bounded wait for its fence.  CL_SUCCESS or an error status after

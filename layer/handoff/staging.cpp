@@ -16,12 +16,13 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/import/buffer.hpp"
-#include "layer/log.hpp"
 #include "layer/handoff/parallel_copy.hpp"
+#include "layer/import/buffer.hpp"
+#include "layer/import_state.hpp"
+#include "layer/log.hpp"
+#include "layer/settings.hpp"
 #include "layer/stats.hpp"
 #include "layer/worker.hpp"
-#include "layer/settings.hpp"
 
 namespace cldmabuf {
 
@@ -80,6 +81,16 @@ struct Key {
 
 std::mutex cache_mutex;
 std::map<Key, std::weak_ptr<PinnedStaging>> cache;
+
+// The staging each copy-route import holds (the cache only keeps weak
+// references): dropped at the import's teardown.
+struct HeldStaging {
+    std::shared_ptr<PinnedStaging> staging;
+    cl_device_id device = nullptr;
+};
+void forget_held_staging(const Import &import);
+ImportState<HeldStaging> held_staging(forget_held_staging);
+void forget_held_staging(const Import &import) { held_staging.forget(import); }
 std::set<cl_device_id> refused_devices;  // logged once each
 
 bool wanted_for(cl_device_id device) {
@@ -126,8 +137,7 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
         return nullptr;
     if (!wanted_for(device)) return nullptr;
     std::lock_guard lock(cache_mutex);
-    auto held = std::static_pointer_cast<PinnedStaging>(import.staging);
-    if (held && import.staging_device == device) return held;
+    if (HeldStaging *held = held_staging.find(import); held && held->device == device) return held->staging;
     std::shared_ptr<PinnedStaging> s = cache[{import.context, device}].lock();
     if (!s) {
         std::string why;
@@ -141,8 +151,8 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
         }
         cache[{import.context, device}] = s;
     }
-    import.staging = s;  // freed with the last import that used it
-    import.staging_device = device;
+    held_staging.forget(import);
+    held_staging.emplace(import, HeldStaging{s, device});  // freed with the last import that used it
     return s;
 }
 

@@ -180,7 +180,7 @@ cl_int attach_storage(Import &import, const ImageRequest &req, const cl_image_de
                std::strerror(-err) + ")";
         return CL_INVALID_OPERATION;
     }
-    import.tiled = std::move(tiled);
+    attach_tiled(import, std::move(tiled));
     return CL_SUCCESS;
 }
 
@@ -281,7 +281,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     question.elem = icd_g.elem;
     question.row_pitch = icd_g.row_pitch;
     question.base = reinterpret_cast<uintptr_t>(pixels);
-    question.tiled = import->tiled != nullptr;
+    question.tiled = tiled_of(*import) != nullptr;
     const RouteAnswer route = decide_route(question);
     set_route(*import, route.route);
 
@@ -297,9 +297,9 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
 
     count_import(*import, req.g.bytes);
     LOG_INFO("imported dma-buf fd %d as a %zux%zux%zu %simage (pitch %zu, offset %zu) %p, %s%s%s%s", app_fd,
-             req.g.region[0], req.g.region[1], req.g.region[2], import->tiled ? "tiled " : "", req.g.row_pitch,
+             req.g.region[0], req.g.region[1], req.g.region[2], tiled_of(*import) ? "tiled " : "", req.g.row_pitch,
              import->image.offset, static_cast<void *>(mem), route_name(route.route),
-             import->tiled ? " over a linear shadow de-tiled by the blitter" : "", route.why.empty() ? "" : ": ",
+             tiled_of(*import) ? " over a linear shadow de-tiled by the blitter" : "", route.why.empty() ? "" : ": ",
              route.why.c_str());
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;

@@ -7,9 +7,10 @@
 #include <cstring>
 
 #include "layer/dispatch.hpp"
-#include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/dmabuf/mapping_cache.hpp"
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/import_state.hpp"
 #include "layer/log.hpp"
 #include "layer/stats.hpp"
 
@@ -42,6 +43,7 @@ void set_route(Import &import, Route route) {
 
 PendingImport::~PendingImport() {
     if (committed_) return;
+    forget_import_state(*import_);
     unmap_dmabuf(*import_, false);
     if (adopted_) drop_dmabuf_dup(*import_);
 }
@@ -73,11 +75,7 @@ namespace {
 // before ours, which were registered earlier): give back what the import
 // holds: GEM handle, tiled shadow, mapping, the fds.
 void teardown(Import &import) {
-    {
-        std::lock_guard lock(import.backend_mutex);
-        import.backend.reset();
-    }
-    import.tiled.reset();  // the ICD's image over the shadow is gone
+    forget_import_state(import);  // GEM handle, tiled shadow, staging: the ICD's objects over them are gone
     const size_t mapped = import.mapping_len;
     unmap_dmabuf(import);  // layer/dmabuf/mapping_cache may keep it for the next import
     const int dup = import.fd, app = import.app_fd;
@@ -129,7 +127,7 @@ cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer)
 
 void count_import(const Import &import, size_t bytes) {
     stats().imports++;
-    if (import.tiled) {
+    if (import.is_image && import.image.modifier != 0) {  // over a tiled shadow
         stats().tiled_imports++;
     } else if (import.route != Route::copy) {
         stats().zero_copy_imports++;
