@@ -14,6 +14,7 @@
 #include "layer/worker.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/stats.hpp"
+#include "layer/extension_list.hpp"
 #include "CL/cl_ext_cldmabuf.h"
 
 namespace cldmabuf {
@@ -58,16 +59,6 @@ cl_int union_handle_types(Query query, cl_uint name, bool add_ours, size_t size,
     return answer(list.data(), list.size() * sizeof(cl_external_memory_handle_type_khr), size, value, size_ret);
 }
 
-bool has_word(const std::string &list, const char *word) {
-    const size_t len = std::strlen(word);
-    for (size_t pos = list.find(word); pos != std::string::npos; pos = list.find(word, pos + 1)) {
-        bool start = pos == 0 || list[pos - 1] == ' ';
-        bool end = pos + len == list.size() || list[pos + len] == ' ';
-        if (start && end) return true;
-    }
-    return false;
-}
-
 // Fetches a string/array query through `query`, then appends our entries.
 template <typename Query>
 cl_int patched_extension_string(Query query, cl_uint name, size_t size, void *value, size_t *size_ret) {
@@ -78,7 +69,7 @@ cl_int patched_extension_string(Query query, cl_uint name, size_t size, void *va
     if (bytes && (err = query(name, bytes, list.data(), nullptr)) != CL_SUCCESS) return err;
     list.resize(std::strlen(list.c_str()));
     for (const auto &ext : all_added()) {
-        if (has_word(list, ext.name)) continue;
+        if (extension_listed(list, ext.name)) continue;
         if (!list.empty() && list.back() != ' ') list += ' ';
         list += ext.name;
     }

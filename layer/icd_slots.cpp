@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "layer/import/refuse.hpp"
 #include "layer/log.hpp"
 
 namespace cldmabuf {
@@ -50,11 +51,9 @@ constexpr cl_version v3_0 = CL_MAKE_VERSION(3, 0, 0);
 bool empty_list(const cl_mem_properties *props) { return !props || props[0] == 0; }
 
 cl_mem refuse(cl_int *errcode_ret, const char *what) {
-    LOG_ERROR("%s: the OpenCL implementation predates OpenCL 3.0 and takes no memory properties; "
-              "the layer accepts only the external memory properties it imports itself",
-              what);
-    if (errcode_ret) *errcode_ret = CL_INVALID_PROPERTY;
-    return nullptr;
+    return refuse_import(errcode_ret, CL_INVALID_PROPERTY, what,
+                         "the OpenCL implementation predates OpenCL 3.0 and takes no memory properties; "
+                         "the layer accepts only the external memory properties it imports itself");
 }
 
 // ---- the guards --------------------------------------------------------------------

@@ -1,6 +1,10 @@
 #include "layer/import/devices.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "layer/extension_list.hpp"
 
 namespace cldmabuf {
 
@@ -54,8 +58,8 @@ bool device_has_extension(cl_device_id device, const char *ext) {
     if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, nullptr, &n) != CL_SUCCESS) return false;
     std::string s(n, '\0');
     if (next().clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, n, s.data(), nullptr) != CL_SUCCESS) return false;
-    s = " " + std::string(s.c_str()) + " ";
-    return s.find(std::string(" ") + ext + " ") != std::string::npos;
+    s.resize(std::strlen(s.c_str()));
+    return extension_listed(s, ext);
 }
 
 }  // namespace cldmabuf
