@@ -161,8 +161,13 @@ bool is_native_import(cl_mem mem) {
     return native_objects.count(mem) != 0;
 }
 
-bool native_buffer_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size,
-                          void *host_ptr, cl_int *errcode_ret, cl_mem *out) {
+namespace {
+
+// Both object kinds: `create` is the ICD's entry point with the caller's
+// arguments bound; `kind` names the object in the log line.
+template <class Create>
+bool native_import(cl_context context, const cl_mem_properties *properties, const char *kind, cl_int *errcode_ret,
+                   cl_mem *out, Create &&create) {
     cl_mem_properties type = 0;
     switch (handle_owner(properties, &type)) {
     case Owner::nobody: return false;
@@ -171,49 +176,39 @@ bool native_buffer_import(cl_context context, const cl_mem_properties *propertie
             *out = nullptr;
             return true;
         }
-        LOG_DEBUG("import with handle type 0x%llx: the ICD's (properties passed on untouched)",
+        LOG_DEBUG("%s import with handle type 0x%llx: the ICD's (properties passed on untouched)", kind,
                   static_cast<unsigned long long>(type));
-        *out = next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+        *out = create();
         return true;
     case Owner::layer_dmabuf:
         if (!icd_imports_dmabuf_for(context, properties)) return false;
-        *out = next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+        *out = create();
         if (*out) {
             remember_native(*out);
-            LOG_INFO("dma-buf buffer import %p done by the ICD, which imports dma-bufs itself "
+            LOG_INFO("dma-buf %s import %p done by the ICD, which imports dma-bufs itself "
                      "(CLDMABUF_DMABUF_IMPORT=layer makes the layer do it)",
-                     static_cast<void *>(*out));
+                     kind, static_cast<void *>(*out));
         }
         return true;
     }
     return false;
 }
 
+}  // namespace
+
+bool native_buffer_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size,
+                          void *host_ptr, cl_int *errcode_ret, cl_mem *out) {
+    return native_import(context, properties, "buffer", errcode_ret, out, [&] {
+        return next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    });
+}
+
 bool native_image_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
                          const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
                          cl_int *errcode_ret, cl_mem *out) {
-    cl_mem_properties type = 0;
-    switch (handle_owner(properties, &type)) {
-    case Owner::nobody: return false;
-    case Owner::icd_handle:
-        if (handle_type_unsupported(context, properties, type, errcode_ret)) {
-            *out = nullptr;
-            return true;
-        }
-        *out = next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
-        return true;
-    case Owner::layer_dmabuf:
-        if (!icd_imports_dmabuf_for(context, properties)) return false;
-        *out = next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
-        if (*out) {
-            remember_native(*out);
-            LOG_INFO("dma-buf image import %p done by the ICD, which imports dma-bufs itself "
-                     "(CLDMABUF_DMABUF_IMPORT=layer makes the layer do it)",
-                     static_cast<void *>(*out));
-        }
-        return true;
-    }
-    return false;
+    return native_import(context, properties, "image", errcode_ret, out, [&] {
+        return next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
+    });
 }
 
 bool native_arm_import(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties,
