@@ -26,11 +26,7 @@ cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
 cl_int check_buffer_request(const ImportProperties &props, const std::vector<cl_device_id> &ctx_devices,
                             cl_mem_flags flags, size_t size, void *host_ptr, int64_t *dmabuf_bytes,
                             std::string *why) {
-    for (cl_device_id d : props.devices)
-        if (!device_in(ctx_devices, d)) {
-            *why = "a device in CL_MEM_DEVICE_HANDLE_LIST_KHR is not a device of the context";
-            return CL_INVALID_DEVICE;
-        }
+    if (cl_int err = check_device_list(props, ctx_devices, why); err != CL_SUCCESS) return err;
     if (std::string bad = check_dmabuf_fd(props.fd); !bad.empty()) {
         *why = bad;
         return CL_INVALID_PROPERTY;

@@ -77,11 +77,7 @@ cl_int check_image_request(cl_context context, const cl_mem_properties *properti
         *why = "the context is not valid";
         return CL_INVALID_CONTEXT;
     }
-    for (cl_device_id d : props.devices)
-        if (!device_in(ctx_devices, d)) {
-            *why = "a device in CL_MEM_DEVICE_HANDLE_LIST_KHR is not a device of the context";
-            return CL_INVALID_DEVICE;
-        }
+    if (cl_int err = check_device_list(props, ctx_devices, why); err != CL_SUCCESS) return err;
     req->devices = props.has_device_list ? props.devices : ctx_devices;
     auto refuse_with = [why](cl_int err, std::string reason) {
         *why = std::move(reason);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "CL/cl_ext_cldmabuf.h"
+#include "layer/import/devices.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -153,6 +154,16 @@ cl_int parse_import_request(const cl_mem_properties *props, RequestKind kind, Im
 
 cl_int parse_import_properties(const cl_mem_properties *props, ImportProperties *out, std::string *why) {
     return parse_import_request(props, RequestKind::buffer, out, why);
+}
+
+cl_int check_device_list(const ImportProperties &props, const std::vector<cl_device_id> &context_devices,
+                         std::string *why) {
+    for (cl_device_id d : props.devices)
+        if (!device_in(context_devices, d)) {
+            *why = "a device in CL_MEM_DEVICE_HANDLE_LIST_KHR is not a device of the context";
+            return CL_INVALID_DEVICE;
+        }
+    return CL_SUCCESS;
 }
 
 }  // namespace cldmabuf

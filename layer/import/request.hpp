@@ -83,4 +83,10 @@ cl_int parse_import_properties(const cl_mem_properties *props, ImportProperties 
 // True when the list names one of the layer's own properties (0x10C00..).
 bool uses_layer_properties(const cl_mem_properties *props);
 
+// The spec's rule for CL_MEM_DEVICE_HANDLE_LIST_KHR, for buffers and images:
+// every listed device is a device of the context.  CL_SUCCESS, or
+// CL_INVALID_DEVICE with the reason.
+cl_int check_device_list(const ImportProperties &props, const std::vector<cl_device_id> &context_devices,
+                         std::string *why);
+
 }  // namespace cldmabuf
