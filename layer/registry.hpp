@@ -94,6 +94,11 @@ struct Import {
     // copy route's staging) lives in each feature's side table
     // (layer/import_state.hpp), dropped at teardown.
 
+    // An X/Y-tiled image import: the ICD's image lives over the blitter's
+    // linear shadow (layer/blit/tiled_shadow), not over the dma-buf mapping.
+    // Derived from the layout, so the hot paths ask no side table.
+    bool over_tiled_shadow() const { return is_image && image.modifier != 0; }
+
     // CPU access direction for DMA_BUF_IOCTL_SYNC, from the object's flags.
     uint64_t sync_access_flags() const;
 };

@@ -18,7 +18,7 @@ using i915::BltEngine;
 // of the dma-buf as pixels), so neither may be blitted as it stands.
 const char *not_in_place(const Import &imp) {
     if (imp.route == Route::copy) return "device-copy import";
-    if (!imp.mapping || (imp.is_image && imp.image.modifier != 0))
+    if (!imp.mapping || imp.over_tiled_shadow())
         return "import whose ICD storage is not the dma-buf (tiled shadow)";
     return nullptr;
 }

@@ -146,8 +146,8 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         if (prior < 0) return prior;
         for (size_t i = 0; i < list.size(); ++i) {
             Import &import = *list[i];
-            cl_int err = tiled_of(import) ? detile(import)
-                                          : begin_cpu_access(import, import.sync_access_flags(), "acquire");
+            cl_int err = import.over_tiled_shadow() ? detile(import)
+                                                    : begin_cpu_access(import, import.sync_access_flags(), "acquire");
             // Pinned staging runs here, after the fences and SYNC START; the
             // application's queue waits for this step.
             if (err == CL_SUCCESS && staging[i]) {
@@ -223,7 +223,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
                 result = staged_to_dmabuf(*staging[i], *import);
                 if (result == CL_SUCCESS) count_copy(*import, true, stats().copy_out_bytes);
             }
-            if (!tiled_of(*import)) {
+            if (!import->over_tiled_shadow()) {
                 // END even after an error: the CPU access bracket must close.
                 end_cpu_access(*import, import->sync_access_flags(), "release");
             } else if (result == CL_SUCCESS && !(import->flags & CL_MEM_READ_ONLY)) {

@@ -37,8 +37,7 @@ uint64_t access_from_map_flags(cl_map_flags flags) {
 
 std::shared_ptr<Import> zero_copy_import(cl_mem mem) {
     auto import = imports().find(mem);
-    const bool tiled = import && import->is_image && import->image.modifier != 0;  // the ICD maps the shadow
-    return import && import->route != Route::copy && !tiled ? import : nullptr;
+    return import && import->route != Route::copy && !import->over_tiled_shadow() ? import : nullptr;
 }
 
 // Outstanding maps of imports: the access direction to close on unmap.

@@ -127,7 +127,7 @@ cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer)
 
 void count_import(const Import &import, size_t bytes) {
     stats().imports++;
-    if (import.is_image && import.image.modifier != 0) {  // over a tiled shadow
+    if (import.over_tiled_shadow()) {
         stats().tiled_imports++;
     } else if (import.route != Route::copy) {
         stats().zero_copy_imports++;
