@@ -148,4 +148,10 @@ int settled_mappings() { return settled(count_mappings); }
 
 int settled_fds() { return settled(count_open_fds); }
 
+int open_fds_toward(int expected) {
+    int now = count_open_fds();
+    eventually([&] { return (now = count_open_fds()) == expected; });
+    return now;
+}
+
 }  // namespace e2e

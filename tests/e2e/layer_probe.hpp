@@ -52,5 +52,11 @@ int settled_mappings();
 
 // The process's open fds once the layer's workers are idle and the count is stable.
 int settled_fds();
+// The open-fd count as soon as it equals `expected`, or as it stands after
+// 3 s.  "After" checks use it: an ICD's own threads (Mesa's shader disk
+// cache on rusticl) open and close files of their own at any moment, so an
+// instant count may hold one of theirs; a leak of ours never goes away.
+// CHECK(open_fds_toward(n) == n) prints both numbers when it fails.
+int open_fds_toward(int expected);
 
 }  // namespace e2e

@@ -85,13 +85,13 @@ TEST_CASE("arm import: a dma-buf imported with clImportMemoryARM is used in plac
         // "It will never fall back to copy operations": refused, nothing kept.
         CHECK(mem == nullptr);
         CHECK(err == CL_INVALID_OPERATION);
-        CHECK(count_open_fds() == fds_before);
+        CHECK(open_fds_toward(fds_before) == fds_before);
         tsup::unmap(words, buf.size);
         return;
     }
     REQUIRE(err == CL_SUCCESS);
     REQUIRE(mem);
-    CHECK(count_open_fds() == fds_before + 1);  // the layer's duplicate
+    CHECK(open_fds_toward(fds_before + 1) == fds_before + 1);  // the layer's duplicate
 
     // Not created with properties: CL_MEM_PROPERTIES is empty; no host pointer.
     size_t prop_bytes = 1;
@@ -126,7 +126,7 @@ TEST_CASE("arm import: a dma-buf imported with clImportMemoryARM is used in plac
     REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     // The duplicate is closed with the object; the application's fd is open.
-    CHECK(count_open_fds() == fds_before);
+    CHECK(open_fds_toward(fds_before) == fds_before);
     CHECK(fd_is_open(buf.fd));
     tsup::unmap(words, buf.size);
 }
@@ -203,7 +203,7 @@ TEST_CASE("arm import: every refusal the extension names, nothing kept", "[arm][
         CHECK(attempt(nullptr, CL_MEM_READ_WRITE, DMABUF_PROPS, &fd, 4096) == CL_INVALID_CONTEXT);
         CHECK(fd_is_open(fd));
     }
-    CHECK(count_open_fds() == fds_before);
+    CHECK(open_fds_toward(fds_before) == fds_before);
     CHECK(settled_mappings() == maps_before);
 }
 

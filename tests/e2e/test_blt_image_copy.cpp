@@ -676,7 +676,7 @@ TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt]
     for (int i = 0; i < 3; ++i) round();
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     settle(fds, maps, gem);
-    CHECK(count_open_fds() == fds);
+    CHECK(open_fds_toward(fds) == fds);
     CHECK(settled_mappings() == maps);
     CHECK(live_gem() == gem);
 }

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cl_fixture.hpp"
+#include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
 using namespace e2e;
@@ -125,7 +126,7 @@ TEST_CASE("mapping cache: re-imports reuse the mapping, live imports share it, t
     // Kept: the mapping is still there, the fds are not (the application's,
     // owned by the import, and the layer's own duplicate).
     CHECK(mappings_of(buf) == base + 1);
-    CHECK(count_open_fds() == fds_with_import - 2);
+    CHECK(open_fds_toward(fds_with_import - 2) == fds_with_import - 2);
 
     // Same dma-buf, another fd: no new mapping, and the device sees new data.
     fill(buf, count, 5);
