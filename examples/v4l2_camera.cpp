@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "yuyv_luma.hpp"
+
 #ifndef CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR
 #define CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR 0x2067
 #endif
@@ -44,12 +46,7 @@ namespace {
 constexpr uint32_t kWidth = 640, kHeight = 480;
 constexpr unsigned kBuffers = 4;
 
-int xioctl(int fd, unsigned long request, void *arg) {
-    int r;
-    do r = ioctl(fd, request, arg);
-    while (r < 0 && errno == EINTR);
-    return r;
-}
+using yuyv::xioctl;
 
 [[noreturn]] void die(const char *what) {
     std::fprintf(stderr, "v4l2: %s: %s\n", what, std::strerror(errno));
@@ -64,37 +61,6 @@ int xioctl(int fd, unsigned long request, void *arg) {
             std::exit(1);                                                          \
         }                                                                          \
     } while (0)
-
-bool is_capture(int fd, std::string *driver) {
-    v4l2_capability cap{};
-    if (xioctl(fd, VIDIOC_QUERYCAP, &cap) != 0) return false;
-    const uint32_t caps = (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps : cap.capabilities;
-    *driver = reinterpret_cast<const char *>(cap.driver);
-    return (caps & V4L2_CAP_VIDEO_CAPTURE) && (caps & V4L2_CAP_STREAMING);
-}
-
-// The first vivid capture node, else the first capture node at all.
-std::string find_camera() {
-    std::vector<std::string> nodes;
-    if (DIR *d = opendir("/dev")) {
-        while (dirent *e = readdir(d))
-            if (!std::strncmp(e->d_name, "video", 5)) nodes.push_back(std::string("/dev/") + e->d_name);
-        closedir(d);
-    }
-    std::sort(nodes.begin(), nodes.end());
-    std::string any;
-    for (const std::string &n : nodes) {
-        const int fd = open(n.c_str(), O_RDWR | O_CLOEXEC);
-        if (fd < 0) continue;
-        std::string driver;
-        const bool capture = is_capture(fd, &driver);
-        close(fd);
-        if (!capture) continue;
-        if (driver == "vivid") return n;
-        if (any.empty()) any = n;
-    }
-    return any;
-}
 
 struct Frame {
     void *cpu = MAP_FAILED;  // the V4L2 mmap: the CPU's view, used as the reference
@@ -111,32 +77,12 @@ int export_dmabuf(int cam, unsigned index) {
     return exp.fd;
 }
 
-const char *kernels = R"CL(
-// YUYV: bytes Y0 U Y1 V per pixel pair; luma is every even byte.
-kernel void luma_rows_buffer(global const uchar *frame, uint pitch, uint width, global uint *sums) {
-    uint y = get_global_id(0);
-    global const uchar *row = frame + (size_t)y * pitch;
-    uint s = 0;
-    for (uint x = 0; x < width; ++x) s += row[2 * x];
-    sums[y] = s;
-}
-// The same rows through the image: one RGBA8UI texel = (Y0, U, Y1, V).
-kernel void luma_rows_image(read_only image2d_t frame, global uint *sums) {
-    int y = get_global_id(0);
-    uint s = 0;
-    for (int x = 0; x < get_image_width(frame); ++x) {
-        uint4 t = read_imageui(frame, (int2)(x, y));
-        s += t.x + t.z;
-    }
-    sums[y] = s;
-}
-)CL";
 
 }  // namespace
 
 int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
-    const std::string node = argc > 1 ? argv[1] : find_camera();
+    const std::string node = argc > 1 ? argv[1] : yuyv::find_camera();
     const unsigned frames = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 8;
     if (node.empty()) {
         std::printf("v4l2: no capture node (load the test camera: modprobe vivid)\n");
@@ -147,7 +93,7 @@ int main(int argc, char **argv) {
     const int cam = open(node.c_str(), O_RDWR | O_CLOEXEC);
     if (cam < 0) die(node.c_str());
     std::string driver;
-    if (!is_capture(cam, &driver)) {
+    if (!yuyv::is_capture(cam, &driver)) {
         std::printf("v4l2: %s is not a single-planar streaming capture node\n", node.c_str());
         return 1;
     }
@@ -174,32 +120,10 @@ int main(int argc, char **argv) {
     if (xioctl(cam, VIDIOC_REQBUFS, &req) != 0 || req.count == 0) die("VIDIOC_REQBUFS");
 
     // ---- OpenCL: a device that imports dma-bufs
-    cl_uint nplat = 0;
-    CL_CHECK(clGetPlatformIDs(0, nullptr, &nplat));
-    std::vector<cl_platform_id> plats(nplat);
-    CL_CHECK(clGetPlatformIDs(nplat, plats.data(), nullptr));
-    const char *want = std::getenv("CL_EXAMPLE_PLATFORM");
-    cl_platform_id platform = nullptr;
-    cl_device_id device = nullptr;
-    char pname[256] = {};
-    for (cl_platform_id p : plats) {
-        char name[256] = {}, exts[16384] = {};
-        clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-        if (want && !std::strstr(name, want)) continue;
-        cl_device_id d = nullptr;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, nullptr) != CL_SUCCESS) continue;
-        clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof exts, exts, nullptr);
-        if (!std::strstr(exts, "cl_khr_external_memory_dma_buf")) continue;
-        platform = p, device = d;
-        std::memcpy(pname, name, sizeof pname);
-        break;
-    }
-    if (!device) {
-        std::printf("v4l2: no OpenCL device with cl_khr_external_memory_dma_buf (run with "
-                    "OPENCL_LAYERS=libcldmabuf.so)\n");
-        return 1;
-    }
-    std::printf("platform: %s\n", pname);
+    const yuyv::ClDevice dev = yuyv::pick_dmabuf_device("v4l2");
+    if (!dev.device) return 1;
+    cl_platform_id platform = dev.platform;
+    cl_device_id device = dev.device;
     auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
         clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueAcquireExternalMemObjectsKHR"));
     auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
@@ -213,13 +137,8 @@ int main(int argc, char **argv) {
     CL_CHECK(err);
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
     CL_CHECK(err);
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &kernels, nullptr, &err);
-    CL_CHECK(err);
-    CL_CHECK(clBuildProgram(prog, 1, &device, nullptr, nullptr, nullptr));
-    cl_kernel kbuf = clCreateKernel(prog, "luma_rows_buffer", &err);
-    CL_CHECK(err);
-    cl_kernel kimg = clCreateKernel(prog, "luma_rows_image", &err);
-    CL_CHECK(err);
+    yuyv::LumaKernels k = yuyv::build_luma_kernels(ctx, device, "v4l2");
+    cl_kernel kbuf = k.rows_buffer, kimg = k.rows_image;
     cl_mem sums_buf = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, kHeight * sizeof(cl_uint), nullptr, &err);
     CL_CHECK(err);
     cl_mem sums_img = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, kHeight * sizeof(cl_uint), nullptr, &err);
@@ -298,14 +217,7 @@ int main(int argc, char **argv) {
                                      nullptr, nullptr));
 
         // The reference: the same frame through the camera's own mapping.
-        const auto *px = static_cast<const uint8_t *>(f.cpu);
-        uint64_t total = 0;
-        for (uint32_t y = 0; y < kHeight; ++y) {
-            cl_uint s = 0;
-            for (uint32_t x = 0; x < kWidth; ++x) s += px[y * pitch + 2 * x];
-            cpu[y] = s;
-            total += s;
-        }
+        const uint64_t total = yuyv::luma_rows(static_cast<const uint8_t *>(f.cpu), pitch, kWidth, kHeight, cpu.data());
         unsigned bad_buf = 0, bad_img = 0;
         for (uint32_t y = 0; y < kHeight; ++y) {
             bad_buf += gpu_buf[y] != cpu[y];
@@ -327,9 +239,7 @@ int main(int argc, char **argv) {
     }
     clReleaseMemObject(sums_buf);
     clReleaseMemObject(sums_img);
-    clReleaseKernel(kbuf);
-    clReleaseKernel(kimg);
-    clReleaseProgram(prog);
+    yuyv::release_luma_kernels(k);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
     close(cam);
