@@ -351,3 +351,101 @@ TEST_CASE("allocation: a linear 2D image, written by the device and read through
     CHECK(!clCreateImageWithProperties(env.context, props, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err));
     CHECK(err == CL_INVALID_IMAGE_DESCRIPTOR);
 }
+
+namespace {
+
+// A second OpenCL context for the consumer side: on another platform where
+// there is one (rusticl <-> PoCL in the VM lane), else a second context of
+// the same platform (the host).
+struct Peer {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    clEnqueueAcquireExternalMemObjectsKHR_fn acquire = nullptr;
+    clEnqueueReleaseExternalMemObjectsKHR_fn release = nullptr;
+    std::string name;
+
+    explicit Peer(const ClEnv &env) {
+        cl_uint n = 0;
+        clGetPlatformIDs(0, nullptr, &n);
+        std::vector<cl_platform_id> platforms(n);
+        clGetPlatformIDs(n, platforms.data(), nullptr);
+        for (cl_platform_id p : platforms) {
+            cl_device_id d = nullptr;
+            if (p != env.platform && clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, nullptr) == CL_SUCCESS) {
+                platform = p;
+                device = d;
+                break;
+            }
+        }
+        if (!platform) {
+            platform = env.platform;
+            device = env.device;
+        }
+        name = platform_string(platform, CL_PLATFORM_NAME);
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+        cl_int err = CL_SUCCESS;
+        context = clCreateContext(props, 1, &device, nullptr, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+            clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueAcquireExternalMemObjectsKHR"));
+        release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+            clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueReleaseExternalMemObjectsKHR"));
+        REQUIRE(acquire);
+        REQUIRE(release);
+    }
+    ~Peer() {
+        clReleaseCommandQueue(queue);
+        clReleaseContext(context);
+    }
+};
+
+// Under acquire ... release on `queue`: checks that `mem` holds `expect`
+// (when given) and writes `write` over it.
+void read_then_write(cl_command_queue queue, clEnqueueAcquireExternalMemObjectsKHR_fn acquire,
+                     clEnqueueReleaseExternalMemObjectsKHR_fn release, cl_mem mem, size_t n, uint32_t expect,
+                     bool check_expect, uint32_t write, size_t *correct) {
+    REQUIRE(acquire(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    cl_int err = CL_SUCCESS;
+    auto *p = static_cast<uint32_t *>(clEnqueueMapBuffer(queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                         n * sizeof(uint32_t), 0, nullptr, nullptr, &err));
+    REQUIRE(err == CL_SUCCESS);
+    *correct = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (check_expect) *correct += p[i] == (expect ^ static_cast<uint32_t>(i));
+        p[i] = write ^ static_cast<uint32_t>(i);
+    }
+    REQUIRE(clEnqueueUnmapMemObject(queue, mem, p, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(release(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(queue) == CL_SUCCESS);
+}
+
+}  // namespace
+
+TEST_CASE("allocation: exported into another context or platform and back, bit-exact", "[alloc]") {
+    ClEnv env;
+    REQUIRE_EXPORTER(env);
+    Peer peer(env);
+    INFO("consumer: " << peer.name << (peer.platform == env.platform ? " (a second context)" : " (another platform)"));
+    constexpr size_t n = 16384;
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = alloc_buffer(env, n * sizeof(uint32_t), &err);
+    REQUIRE(err == CL_SUCCESS);
+    size_t correct = 0;
+    read_then_write(env.queue, env.acquire, env.release, mem, n, 0, false, 0xA11CE000u, &correct);
+
+    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                       static_cast<cl_mem_properties>(fd_of(mem)), 0};
+    cl_mem imported = clCreateBufferWithProperties(peer.context, props, CL_MEM_READ_WRITE, n * sizeof(uint32_t),
+                                                   nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);  // the import owns the fd now
+    read_then_write(peer.queue, peer.acquire, peer.release, imported, n, 0xA11CE000u, true, 0xB0B00000u, &correct);
+    CHECK(correct == n);
+    read_then_write(env.queue, env.acquire, env.release, mem, n, 0xB0B00000u, true, 0, &correct);
+    CHECK(correct == n);
+    clReleaseMemObject(imported);
+    clReleaseMemObject(mem);
+}
