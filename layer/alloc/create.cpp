@@ -9,9 +9,7 @@
 #include "layer/alloc/allocated.hpp"
 #include "layer/alloc/exporter_choice.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/import/buffer.hpp"
 #include "layer/import/devices.hpp"
-#include "layer/import/image.hpp"
 #include "layer/import/image_checks.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
@@ -164,7 +162,8 @@ cl_mem create_allocated_buffer(cl_context context, const cl_mem_properties *prop
         return fail(errcode_ret, err, why);
     req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
     cl_int err = CL_SUCCESS;
-    cl_mem mem = create_buffer_with_properties(context, req.for_import.data(), flags, size, nullptr, &err);
+    // Re-entry through ours() (docs/layer-rules.md): the layer's own import.
+    cl_mem mem = ours().clCreateBufferWithProperties(context, req.for_import.data(), flags, size, nullptr, &err);
     return finish(mem, err, req, alloc, keep, size, errcode_ret);
 }
 
@@ -198,7 +197,7 @@ cl_mem create_allocated_image(cl_context context, const cl_mem_properties *prope
     req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
     cl_int err = CL_SUCCESS;
     // The import checks the descriptor against the dma-buf (pitch, format, devices).
-    cl_mem mem = create_image_with_properties(context, req.for_import.data(), flags, format, desc, nullptr, &err);
+    cl_mem mem = ours().clCreateImageWithProperties(context, req.for_import.data(), flags, format, desc, nullptr, &err);
     return finish(mem, err, req, alloc, keep, bytes, errcode_ret);
 }
 

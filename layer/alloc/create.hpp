@@ -2,7 +2,8 @@
 // CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF (include/CL/cl_ext_cldmabuf.h,
 // docs/allocator.md): the layer allocates the memory as a dma-buf
 // (exporter_order -> allocate_dmabuf) and imports it through the ordinary
-// import pipeline (layer/import/) as if the application had passed the fd,
+// import pipeline (layer/import/, re-entered through ours()) as if the
+// application had passed the fd,
 // with the import owning that fd.  A refusal before the import logs one line
 // here; a refusal of the import is the import's one line; either way the new
 // dma-buf is closed again.
