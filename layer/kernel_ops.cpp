@@ -71,6 +71,9 @@ public:
             return 0;
         }
     }
+    int memfd_create(const char *name, unsigned flags) override { return ::memfd_create(name, flags | MFD_CLOEXEC); }
+    int ftruncate(int fd, off_t length) override { return ::ftruncate(fd, length); }
+    int add_seals(int fd, int seals) override { return ::fcntl(fd, F_ADD_SEALS, seals); }
 };
 
 LibcKernel libc_kernel;
@@ -84,6 +87,21 @@ int KernelOps::fstat(int, struct stat *) {
 }
 
 int KernelOps::read_file(const char *, std::string *) {
+    errno = ENOSYS;
+    return -1;
+}
+
+int KernelOps::memfd_create(const char *, unsigned) {
+    errno = ENOSYS;
+    return -1;
+}
+
+int KernelOps::ftruncate(int, off_t) {
+    errno = ENOSYS;
+    return -1;
+}
+
+int KernelOps::add_seals(int, int) {
     errno = ENOSYS;
     return -1;
 }

@@ -44,6 +44,13 @@ public:
     // exp_name, layer/dmabuf/exporter.cpp).  0 or -1 with errno.  Fakes that do
     // not answer it leave every exporter unknown.
     virtual int read_file(const char *path, std::string *out);
+    // The allocator's udmabuf exporter (layer/alloc/exporters.cpp): a sealed
+    // memfd is what UDMABUF_CREATE turns into a dma-buf.  memfd_create(2)
+    // (always close-on-exec), ftruncate(2), fcntl(F_ADD_SEALS).  Fakes that do
+    // not answer them have no udmabuf exporter.
+    virtual int memfd_create(const char *name, unsigned flags);
+    virtual int ftruncate(int fd, off_t length);
+    virtual int add_seals(int fd, int seals);
 };
 
 // The process-wide seam.  Defaults to the libc implementation.

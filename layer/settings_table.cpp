@@ -45,6 +45,9 @@ const SettingSpec table[] = {
      "the render node to use for the blitter"},
     {"CLDMABUF_BLT_EXPORTERS", K::word, "own|any", 0, 0, "`own`",
      "`any`: the blitter also takes dma-bufs other exporters made"},
+    {"CLDMABUF_ALLOC_EXPORTER", K::word, "auto|i915|dma-heap|udmabuf", 0, 0, "`auto`",
+     "the exporters `CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF` may use: `auto` tries i915 GEM, then the system dma-heap, "
+     "then udmabuf; a name allows that one only ([allocator.md](allocator.md))"},
     {"CLDMABUF_EGL", K::word, "auto|force|off", 0, 0, "`auto`",
      "`force` takes the GL/EGL calls over even where the ICD has them; `off` leaves EGL interop out "
      "([egl.md](egl.md))"},

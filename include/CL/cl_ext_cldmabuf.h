@@ -16,9 +16,12 @@
  *   0x10C03  CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF
  *   0x10C04  CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF   clGetMemObjectInfo: the import's route
  *   0x10C08  CL_PLATFORM_STATS_CLDMABUF             clGetPlatformInfo: the layer's counters
+ *   0x10C0A  CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF       the layer allocates the memory as a dma-buf
+ *   0x10C0B  CL_MEM_DMA_BUF_EXPORTER_CLDMABUF       clGetMemObjectInfo: which exporter allocated it
+ *   0x10C0C  CL_MEM_DMA_BUF_FD_CLDMABUF             clGetMemObjectInfo: a new fd of its dma-buf
  *   0x10C0F  CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF      EGL/GL tiled-export consent (docs/egl.md)
  *   cl_dma_buf_fourcc_layout_cldmabuf()             DRM fourcc -> OpenCL image formats
- * 0x10C05-0x10C07 and 0x10C09-0x10C0E are unused.
+ * 0x10C05-0x10C07, 0x10C09 and 0x10C0D-0x10C0E are unused.
  *
  * Enum values.  Everything here is taken from 0x10C00-0x10C0F, inside the
  * block the Khronos registry (OpenCL-Docs xml/cl.xml, <enums start="0x10000"
@@ -85,6 +88,44 @@ extern "C" {
 #define CL_DMA_BUF_ROUTE_COPY_CLDMABUF 0              /* device copy, synced on acquire/release */
 #define CL_DMA_BUF_ROUTE_HOST_PTR_CLDMABUF 1          /* CL_MEM_USE_HOST_PTR over the mapping (zero-copy) */
 #define CL_DMA_BUF_ROUTE_IMAGE_FROM_BUFFER_CLDMABUF 2 /* USE_HOST_PTR buffer + cl_khr_image2d_from_buffer (zero-copy) */
+
+/* ---- The allocator (docs/allocator.md) ---------------------------------- */
+
+/* Asks the layer to allocate the object's memory as a dma-buf
+ * (clCreateBufferWithProperties; clCreateImageWithProperties for linear 2D
+ * images).  Value: CL_DMA_BUF_EXPORTER_ANY_CLDMABUF (the first of: a GEM
+ * object of the Gen9 i915 node that serves every device of the context,
+ * exported with PRIME so the blitter reaches it; the system dma-heap;
+ * udmabuf over a memfd) or one exporter below.  The object is then an
+ * import like any other (zero-copy where the device shares memory, the
+ * copy route otherwise; acquire/release and map/unmap bracket CPU access).
+ * host_ptr must be NULL and CL_MEM_USE/ALLOC/COPY_HOST_PTR unset; no
+ * external memory handle may be given with it.  Errors (one log line each,
+ * nothing left behind): CL_INVALID_PROPERTY (a value naming no exporter, a
+ * handle given too), CL_INVALID_HOST_PTR, CL_INVALID_VALUE (host-pointer
+ * flags), CL_INVALID_OPERATION (no allowed exporter exists here),
+ * CL_INVALID_BUFFER_SIZE (every exporter there refused the size),
+ * CL_MEM_OBJECT_ALLOCATION_FAILURE (out of memory). */
+#define CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF 0x10C0A
+
+#define CL_DMA_BUF_EXPORTER_ANY_CLDMABUF 1
+#define CL_DMA_BUF_EXPORTER_I915_GEM_CLDMABUF 2 /* DRM_IOCTL_I915_GEM_CREATE + PRIME_HANDLE_TO_FD */
+#define CL_DMA_BUF_EXPORTER_DMA_HEAP_CLDMABUF 3 /* /dev/dma_heap/system */
+#define CL_DMA_BUF_EXPORTER_UDMABUF_CLDMABUF 4  /* /dev/udmabuf over a sealed memfd */
+
+/* clGetMemObjectInfo: the exporter that allocated the object (cl_uint, one of
+ * the I915_GEM/DMA_HEAP/UDMABUF values).  CL_INVALID_VALUE on an object the
+ * layer did not allocate. */
+#define CL_MEM_DMA_BUF_EXPORTER_CLDMABUF 0x10C0B
+
+/* clGetMemObjectInfo: a new fd of the object's dma-buf (cl_int), owned by the
+ * caller, who closes it: for another process (SCM_RIGHTS), EGL
+ * (EGL_EXT_image_dma_buf_import), V4L2, Vulkan, another OpenCL context or
+ * ICD.  Each successful query makes a new fd; a query with param_value NULL
+ * (size only) makes none.  Coherency with the devices is the handoff's:
+ * release (or unmap) the object before another consumer reads it.
+ * CL_INVALID_VALUE on an object the layer did not allocate. */
+#define CL_MEM_DMA_BUF_FD_CLDMABUF 0x10C0C
 
 /* ---- The layer's counters (clGetPlatformInfo) --------------------------- */
 

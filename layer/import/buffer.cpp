@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "layer/alloc/create.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
@@ -63,6 +64,8 @@ void CL_CALLBACK forget_sub_buffer(cl_mem sub, void *) { imports().remove_sub(su
 cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
                                                  cl_mem_flags flags, size_t size, void *host_ptr,
                                                  cl_int *errcode_ret) {
+    if (asks_for_allocation(properties))
+        return create_allocated_buffer(context, properties, flags, size, host_ptr, errcode_ret);
     if (cl_mem mem = nullptr; native_buffer_import(context, properties, flags, size, host_ptr, errcode_ret, &mem))
         return mem;
     if (!mentions_external_memory(properties))

@@ -1,6 +1,7 @@
 #include "layer/import/queries.hpp"
 
 #include "CL/cl_ext_cldmabuf.h"
+#include "layer/alloc/allocated.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/param_answer.hpp"
 #include "layer/registry.hpp"
@@ -31,6 +32,9 @@ cl_int sub_buffer_info(cl_mem mem, cl_mem_info name, size_t size, void *value, s
 
 cl_int CL_API_CALL import_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
                                           size_t *size_ret) {
+    // The allocator's names, and CL_MEM_PROPERTIES of an object it allocated
+    // (the caller's list, not the import's).
+    if (cl_int err = CL_SUCCESS; allocated_mem_info(mem, name, size, value, size_ret, &err)) return err;
     if (name == CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF) {
         auto import = imports().find(mem);
         if (!import || import->mem != mem) return CL_INVALID_VALUE;

@@ -345,6 +345,10 @@ TEST_CASE("GEM: create, mmap offset modes, close", "[gem]") {
     CHECK(c.size == 8192);
     c.size = 0;
     CHECK(xioctl(d.fd, DRM_IOCTL_I915_GEM_CREATE, &c) == -EINVAL);
+    c.size = ~0ull;  // rounds to 0
+    CHECK(xioctl(d.fd, DRM_IOCTL_I915_GEM_CREATE, &c) == -EINVAL);
+    c.size = 1ull << 50;  // larger than the memory region (RAM)
+    CHECK(xioctl(d.fd, DRM_IOCTL_I915_GEM_CREATE, &c) == -E2BIG);
     drm_i915_gem_create_ext ce{};
     ce.size = 4096;
     REQUIRE(xioctl(d.fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &ce) == 0);

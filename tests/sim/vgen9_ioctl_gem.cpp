@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
 #include <algorithm>
 
@@ -22,8 +23,21 @@
 namespace vgen9sim {
 namespace {
 
+// The system memory region's size of an integrated Gen9: all of RAM.
+uint64_t region_total() {
+    struct sysinfo si {};
+    if (sysinfo(&si) != 0) return UINT64_MAX;
+    return (uint64_t)si.totalram * si.mem_unit;
+}
+
 int create_object(IoctlCall &c, __u64 *size, __u32 *handle) {
-    if (*size == 0) return -EINVAL;
+    // i915_gem_create rounds to pages and refuses 0 (-EINVAL); an object
+    // larger than its memory region is -E2BIG (i915_gem_object_create_region:
+    // "if (size > mr->total) return ERR_PTR(-E2BIG)", [KB]
+    // gem/i915_gem_region.c).  Without this the sim's sparse memfd would
+    // take any size, and the allocator's "size refused" path never ran.
+    if (*size == 0 || page_round(*size) == 0) return -EINVAL;
+    if (page_round(*size) > region_total()) return -E2BIG;
     int err = 0;
     ObjectP o = new_native(c.s, *size, &err);
     if (!o) return err;

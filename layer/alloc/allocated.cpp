@@ -1,0 +1,100 @@
+#include "layer/alloc/allocated.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/dispatch.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/param_answer.hpp"
+
+namespace cldmabuf {
+namespace {
+
+struct Table {
+    std::mutex mutex;
+    std::unordered_map<cl_mem, Allocated> map;
+    std::atomic<size_t> count{0};
+};
+
+Table &table() {
+    static Table *t = new Table;  // outlives destructor callbacks run at exit
+    return *t;
+}
+
+void CL_CALLBACK forget_allocated(cl_mem mem, void *) {
+    Table &t = table();
+    int fd = -1;
+    {
+        std::lock_guard lock(t.mutex);
+        auto it = t.map.find(mem);
+        if (it == t.map.end()) return;
+        fd = it->second.fd;
+        t.map.erase(it);
+        t.count.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (fd >= 0) kernel().close(fd);
+}
+
+}  // namespace
+
+cl_int record_allocated(cl_mem mem, Allocated entry) {
+    Table &t = table();
+    {
+        std::lock_guard lock(t.mutex);
+        t.map[mem] = entry;
+        t.count.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (next().clSetMemObjectDestructorCallback(mem, forget_allocated, nullptr) == CL_SUCCESS) return CL_SUCCESS;
+    std::lock_guard lock(t.mutex);
+    t.map.erase(mem);
+    t.count.fetch_sub(1, std::memory_order_relaxed);
+    return CL_OUT_OF_RESOURCES;
+}
+
+size_t allocated_count() { return table().count.load(std::memory_order_relaxed); }
+
+bool allocated_mem_info(cl_mem mem, cl_mem_info name, size_t size, void *value, size_t *size_ret, cl_int *err) {
+    const bool ours = name == CL_MEM_DMA_BUF_EXPORTER_CLDMABUF || name == CL_MEM_DMA_BUF_FD_CLDMABUF;
+    if (!ours && (name != CL_MEM_PROPERTIES || allocated_count() == 0)) return false;
+    Table &t = table();
+    std::unique_lock lock(t.mutex);
+    auto it = t.map.find(mem);
+    if (it == t.map.end()) {
+        if (!ours) return false;
+        *err = CL_INVALID_VALUE;
+        return true;
+    }
+    const Allocated &a = it->second;
+    if (name == CL_MEM_PROPERTIES) {
+        *err = answer(a.properties.data(), a.properties.size() * sizeof(cl_mem_properties), size, value, size_ret);
+        return true;
+    }
+    if (name == CL_MEM_DMA_BUF_EXPORTER_CLDMABUF) {
+        const cl_uint e = static_cast<cl_uint>(a.exporter);
+        *err = answer(&e, sizeof e, size, value, size_ret);
+        return true;
+    }
+    // CL_MEM_DMA_BUF_FD_CLDMABUF: a size query or a too-small buffer makes no fd.
+    if (!value || size < sizeof(cl_int)) {
+        *err = answer(nullptr, sizeof(cl_int), size, value, size_ret);
+        return true;
+    }
+    const int fd = kernel().dup(a.fd);
+    lock.unlock();
+    if (fd < 0) {
+        LOG_ERROR("CL_MEM_DMA_BUF_FD_CLDMABUF on %p: cannot duplicate the dma-buf: %s", static_cast<void *>(mem),
+                  std::strerror(errno));
+        *err = CL_OUT_OF_RESOURCES;
+        return true;
+    }
+    const cl_int out = fd;
+    *err = answer(&out, sizeof out, size, value, size_ret);
+    return true;
+}
+
+}  // namespace cldmabuf

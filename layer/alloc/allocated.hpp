@@ -1,0 +1,37 @@
+// What the layer knows of the objects it allocated (CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF):
+// the exporter, a dup of the dma-buf fd of its own (for
+// CL_MEM_DMA_BUF_FD_CLDMABUF: the import owns the fd it was given, and an
+// ICD that imported it natively may have consumed it), and the caller's
+// property list.  Kept apart from the import registry because a native
+// import (layer/import/native) has no registry record.  Entries go with the
+// object's destructor callback, which closes the dup.
+#pragma once
+
+#include <vector>
+
+#include "layer/alloc/exporter_choice.hpp"
+#include "layer/cl_compat.h"
+
+namespace cldmabuf {
+
+struct Allocated {
+    int fd = -1;  // the layer's own dup; closed when the object is destroyed
+    AllocExporter exporter = AllocExporter::dma_heap;
+    std::vector<cl_mem_properties> properties;  // as the caller gave them, with the terminating 0
+};
+
+// Records `mem` and registers the destructor callback that forgets it.
+// CL_OUT_OF_RESOURCES when the callback cannot be registered: then nothing
+// is recorded and `entry.fd` is still the caller's to close.
+cl_int record_allocated(cl_mem mem, Allocated entry);
+// Live allocated objects (leak checks in tests).
+size_t allocated_count();
+
+// clGetMemObjectInfo for the allocator's names and, on an allocated object,
+// CL_MEM_PROPERTIES.  True when it answered (*err set); false: not ours.
+//   CL_MEM_DMA_BUF_EXPORTER_CLDMABUF  cl_uint, CL_INVALID_VALUE if not allocated by the layer
+//   CL_MEM_DMA_BUF_FD_CLDMABUF        cl_int, a new fd the caller owns; none is made
+//                                     when `value` is NULL or too small
+bool allocated_mem_info(cl_mem mem, cl_mem_info name, size_t size, void *value, size_t *size_ret, cl_int *err);
+
+}  // namespace cldmabuf

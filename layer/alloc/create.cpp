@@ -1,0 +1,204 @@
+#include "layer/alloc/create.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/alloc/allocate.hpp"
+#include "layer/alloc/allocated.hpp"
+#include "layer/alloc/exporter_choice.hpp"
+#include "layer/dispatch.hpp"
+#include "layer/import/devices.hpp"
+#include "layer/import/image_checks.hpp"
+#include "layer/import/refuse.hpp"
+#include "layer/import/request.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/settings.hpp"
+
+namespace cldmabuf {
+namespace {
+
+constexpr const char *kWhat = "allocation";
+
+cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+    return refuse_import(errcode_ret, err, kWhat, why);
+}
+
+// The request: the exporter asked for, and the list the import gets (the
+// allocation entry replaced by the dma-buf handle, written in at `fd_slot`).
+struct AllocRequest {
+    cl_uint exporter = kAllocAny;
+    std::vector<cl_mem_properties> original;  // with the terminating 0
+    std::vector<cl_mem_properties> for_import;
+    size_t fd_slot = 0;
+};
+
+cl_int parse_alloc_request(const cl_mem_properties *props, AllocRequest *req, std::string *why) {
+    int seen = 0;
+    bool handle = false;
+    const cl_mem_properties *end = walk_properties(props, [&](const cl_mem_properties *p, size_t words) {
+        if (p[0] == CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF) {
+            ++seen;
+            req->exporter = static_cast<cl_uint>(p[1]);
+        } else {
+            if (p[0] == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR || p[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR ||
+                p[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_WIN32_KHR)
+                handle = true;
+            req->for_import.insert(req->for_import.end(), p, p + words);
+        }
+        return true;
+    });
+    req->original.assign(props, end + 1);
+    if (seen > 1) {
+        *why = "CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF is given more than once";
+        return CL_INVALID_PROPERTY;
+    }
+    if (handle) {
+        *why = "CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF cannot be combined with an external memory handle: the layer "
+               "allocates the memory";
+        return CL_INVALID_PROPERTY;
+    }
+    req->fd_slot = req->for_import.size() + 1;
+    req->for_import.push_back(CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR);
+    req->for_import.push_back(0);
+    req->for_import.push_back(0);
+    return CL_SUCCESS;
+}
+
+cl_int check_host_side(cl_mem_flags flags, void *host_ptr, std::string *why) {
+    if (host_ptr) {
+        *why = "host_ptr must be NULL: the layer allocates the memory";
+        return CL_INVALID_HOST_PTR;
+    }
+    if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) {
+        *why = "CL_MEM_USE/ALLOC/COPY_HOST_PTR cannot be combined with CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF";
+        return CL_INVALID_VALUE;
+    }
+    return CL_SUCCESS;
+}
+
+// The exporter's dma-buf for `bytes`, with the layer's own dup in *keep.
+// CL_SUCCESS, or the refusal already logged.
+cl_int allocate_for(cl_context context, const AllocRequest &req, uint64_t bytes, AllocOutcome *out, int *keep,
+                    std::string *why) {
+    std::vector<cl_device_id> devices;
+    if (context_devices(context, &devices) != CL_SUCCESS) {
+        *why = "the context is not valid";
+        return CL_INVALID_CONTEXT;
+    }
+    std::vector<AllocExporter> order;
+    if (cl_int err = exporter_order(req.exporter, setting("CLDMABUF_ALLOC_EXPORTER"), &order, why);
+        err != CL_SUCCESS)
+        return err;
+    if (order.empty()) return CL_INVALID_OPERATION;
+    *out = allocate_dmabuf(order, bytes, system_exporters(devices));
+    if (out->err != CL_SUCCESS) {
+        *why = "no dma-buf of " + std::to_string(bytes) + " bytes: " + out->why;
+        return out->err;
+    }
+    *keep = kernel().dup(out->fd);
+    if (*keep < 0) {
+        *why = std::string("cannot duplicate the new dma-buf: ") + std::strerror(errno);
+        kernel().close(out->fd);
+        return CL_OUT_OF_RESOURCES;
+    }
+    return CL_SUCCESS;
+}
+
+// After the import: the record, or everything undone.
+cl_mem finish(cl_mem mem, cl_int import_err, const AllocRequest &req, const AllocOutcome &alloc, int keep,
+              uint64_t bytes, cl_int *errcode_ret) {
+    if (!mem) {
+        // The import logged its refusal; a failed import leaves the fd with
+        // its caller, the layer here.
+        kernel().close(alloc.fd);
+        kernel().close(keep);
+        if (errcode_ret) *errcode_ret = import_err;
+        return nullptr;
+    }
+    Allocated entry;
+    entry.fd = keep;
+    entry.exporter = alloc.exporter;
+    entry.properties = req.original;
+    if (record_allocated(mem, entry) != CL_SUCCESS) {
+        next().clReleaseMemObject(mem);  // the import closes the fd it owns
+        kernel().close(keep);
+        return fail(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
+    }
+    std::string skipped;
+    for (AllocExporter e : alloc.skipped) skipped += std::string(skipped.empty() ? " (after " : ", ") +
+                                                     alloc_exporter_name(e);
+    if (!skipped.empty()) skipped += ")";
+    LOG_INFO("allocated %llu bytes from the %s exporter%s as %p", static_cast<unsigned long long>(bytes),
+             alloc_exporter_name(alloc.exporter), skipped.c_str(), static_cast<void *>(mem));
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return mem;
+}
+
+}  // namespace
+
+bool asks_for_allocation(const cl_mem_properties *props) {
+    bool found = false;
+    walk_properties(props, [&](const cl_mem_properties *p, size_t) {
+        found = p[0] == CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF;
+        return !found;
+    });
+    return found;
+}
+
+cl_mem create_allocated_buffer(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
+                               size_t size, void *host_ptr, cl_int *errcode_ret) {
+    AllocRequest req;
+    std::string why;
+    if (cl_int err = parse_alloc_request(properties, &req, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, why);
+    if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
+    if (size == 0) return fail(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
+    AllocOutcome alloc;
+    int keep = -1;
+    if (cl_int err = allocate_for(context, req, size, &alloc, &keep, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, why);
+    req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
+    cl_int err = CL_SUCCESS;
+    // Re-entry through ours() (docs/layer-rules.md): the layer's own import.
+    cl_mem mem = ours().clCreateBufferWithProperties(context, req.for_import.data(), flags, size, nullptr, &err);
+    return finish(mem, err, req, alloc, keep, size, errcode_ret);
+}
+
+cl_mem create_allocated_image(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
+                              const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
+                              cl_int *errcode_ret) {
+    AllocRequest req;
+    std::string why;
+    if (cl_int err = parse_alloc_request(properties, &req, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, why);
+    if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
+    if (!format) return fail(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
+    if (!desc) return fail(errcode_ret, CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");
+    if (desc->image_type != CL_MEM_OBJECT_IMAGE2D || desc->buffer)
+        return fail(errcode_ret, CL_INVALID_IMAGE_DESCRIPTOR,
+                    "the layer allocates linear 2D images only (image_type CL_MEM_OBJECT_IMAGE2D, no buffer)");
+    const size_t elem = image_element_size(*format);
+    if (elem == 0) return fail(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "unknown image format");
+    if (desc->image_width == 0 || desc->image_height == 0)
+        return fail(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_width and image_height must not be 0");
+    if (!desc->image_row_pitch && desc->image_width > UINT64_MAX / elem)
+        return fail(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_width * element size overflows");
+    const uint64_t row = desc->image_row_pitch ? desc->image_row_pitch : uint64_t{desc->image_width} * elem;
+    if (row > UINT64_MAX / desc->image_height)
+        return fail(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_row_pitch * image_height overflows");
+    const uint64_t bytes = row * desc->image_height;
+    AllocOutcome alloc;
+    int keep = -1;
+    if (cl_int err = allocate_for(context, req, bytes, &alloc, &keep, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, why);
+    req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
+    cl_int err = CL_SUCCESS;
+    // The import checks the descriptor against the dma-buf (pitch, format, devices).
+    cl_mem mem = ours().clCreateImageWithProperties(context, req.for_import.data(), flags, format, desc, nullptr, &err);
+    return finish(mem, err, req, alloc, keep, bytes, errcode_ret);
+}
+
+}  // namespace cldmabuf
