@@ -377,3 +377,31 @@ TEST_CASE("semaphores: a dma-buf's fences as a semaphore, and a signal put back 
     CHECK(sem.release(in) == CL_SUCCESS);
     CHECK(sem.release(out) == CL_SUCCESS);
 }
+
+TEST_CASE("semaphores: released right after enqueueing, another context's queue, the platform-less lookup",
+          "[semaphore]") {
+    ClEnv env;
+    Sem sem(env);
+    CHECK(reinterpret_cast<void *>(sem.create) == clGetExtensionFunctionAddress("clCreateSemaphoreWithPropertiesKHR"));
+    cl_semaphore_khr s = sem.make(env);
+    cl_int err = CL_SUCCESS;
+    cl_context other_ctx = clCreateContext(nullptr, 1, &env.device, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_command_queue other_q = clCreateCommandQueueWithProperties(other_ctx, env.device, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(sem.signal(other_q, 1, &s, nullptr, 0, nullptr, nullptr) == CL_INVALID_CONTEXT);
+    clReleaseCommandQueue(other_q);
+    clReleaseContext(other_ctx);
+
+    // The steps keep what they need: the application's last reference can go at once.
+    cl_event gate = clCreateUserEvent(env.context, &err);
+    cl_event wt = nullptr;
+    REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 1, &gate, nullptr) == CL_SUCCESS);
+    REQUIRE(sem.wait(env.queue, 1, &s, nullptr, 0, nullptr, &wt) == CL_SUCCESS);
+    CHECK(sem.release(s) == CL_SUCCESS);
+    REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+    REQUIRE(clWaitForEvents(1, &wt) == CL_SUCCESS);
+    CHECK(status_of(wt) == CL_COMPLETE);
+    clReleaseEvent(gate);
+    clReleaseEvent(wt);
+}
