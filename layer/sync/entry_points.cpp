@@ -216,7 +216,9 @@ cl_int CL_API_CALL get_semaphore_info(cl_semaphore_khr s, cl_semaphore_info_khr 
         return answer(&payload, sizeof payload, size, value, size_ret);
     }
     case CL_SEMAPHORE_DEVICE_HANDLE_LIST_KHR:
-        return answer(&s->device, s->device_listed ? sizeof s->device : 0, size, value, size_ret);
+        // The device the semaphore is associated with: the listed one, or the
+        // one-device context's (the CTS queries it either way).
+        return answer(&s->device, sizeof s->device, size, value, size_ret);
     case CL_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR: {
         const cl_external_semaphore_handle_type_khr types[] = {CL_SEMAPHORE_HANDLE_SYNC_FD_KHR};
         return answer(types, s->export_sync_fd ? sizeof types : 0, size, value, size_ret);

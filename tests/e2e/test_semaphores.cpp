@@ -227,6 +227,12 @@ TEST_CASE("semaphores: info, retain/release, and the binary payload through sign
     CHECK(refs == 2);
     CHECK(sem.release(s) == CL_SUCCESS);
 
+    cl_semaphore_khr unlisted = sem.make(env);
+    listed = nullptr;
+    CHECK(sem.info(unlisted, CL_SEMAPHORE_DEVICE_HANDLE_LIST_KHR, sizeof listed, &listed, nullptr) == CL_SUCCESS);
+    CHECK(listed == env.device);  // the one-device context's
+    CHECK(sem.release(unlisted) == CL_SUCCESS);
+
     CHECK(sem.payload(s) == 0);
     cl_event sig = nullptr, wt = nullptr;
     REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 0, nullptr, &sig) == CL_SUCCESS);
