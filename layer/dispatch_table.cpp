@@ -35,6 +35,7 @@
 #include "layer/import/buffer.hpp"
 #include "layer/import/image.hpp"
 #include "layer/import/queries.hpp"
+#include "layer/sync/availability.hpp"
 #if CLDMABUF_EGL_INTEROP
 #include "layer/egl/entry_points.hpp"
 #endif
@@ -91,14 +92,23 @@ void *find(const NamedFunction *list, size_t n, const char *name) {
 }
 
 // Ours first; every other name goes down the chain (the loader answers its own).
+// cl_khr_semaphore and cl_khr_external_semaphore(_sync_fd) (layer/sync/):
+// the layer's functions where the platform's ICD has no cl_khr_semaphore
+// (or CLDMABUF_SEMAPHORES=force), the ICD's own otherwise
+// (layer/sync/availability.hpp has the names and the rule).
 void *CL_API_CALL get_extension_function_address_for_platform(cl_platform_id platform, const char *name) {
     if (void *fn = layer_extension_function(name)) return fn;
+    if (name && sync::is_semaphore_function_name(name))
+        if (void *fn = sync::semaphore_function(platform, name, false)) return fn;
     return next().clGetExtensionFunctionAddressForPlatform(platform, name);
 }
 
 void *CL_API_CALL get_extension_function_address(const char *name) {
     if (void *fn = layer_extension_function(name)) return fn;
-    return next().clGetExtensionFunctionAddress(name);
+    void *icd = next().clGetExtensionFunctionAddress(name);
+    if (name && sync::is_semaphore_function_name(name))
+        if (void *fn = sync::semaphore_function(nullptr, name, icd != nullptr)) return fn;
+    return icd;
 }
 
 }  // namespace

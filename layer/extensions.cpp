@@ -15,6 +15,7 @@
 #include "layer/egl/egl.hpp"
 #include "layer/stats.hpp"
 #include "layer/extension_list.hpp"
+#include "layer/sync/availability.hpp"
 #include "CL/cl_ext_cldmabuf.h"
 
 namespace cldmabuf {
@@ -34,11 +35,13 @@ const AddedExtension added[] = {
     {"cl_arm_import_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0)},
 };
 // Plus what layer/egl adds when EGL can be loaded (cl_khr_egl_image, cl_khr_gl_sharing).
-std::vector<AddedExtension> all_added() {
+// Plus layer/sync's semaphores on a platform whose ICD has none.
+std::vector<AddedExtension> all_added(cl_platform_id platform) {
     std::vector<AddedExtension> list(std::begin(added), std::end(added));
     std::vector<std::pair<const char *, cl_version>> egl;
     egl_added_extensions(&egl);
     for (const auto &[name, version] : egl) list.push_back({name, version});
+    for (const auto &[name, version] : sync::semaphore_extensions(platform)) list.push_back({name, version});
     return list;
 }
 const cl_external_memory_handle_type_khr import_types[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};
@@ -61,14 +64,15 @@ cl_int union_handle_types(Query query, cl_uint name, bool add_ours, size_t size,
 
 // Fetches a string/array query through `query`, then appends our entries.
 template <typename Query>
-cl_int patched_extension_string(Query query, cl_uint name, size_t size, void *value, size_t *size_ret) {
+cl_int patched_extension_string(Query query, cl_platform_id platform, cl_uint name, size_t size, void *value,
+                                size_t *size_ret) {
     size_t bytes = 0;
     cl_int err = query(name, 0, nullptr, &bytes);
     if (err != CL_SUCCESS) return err;
     std::string list(bytes, '\0');
     if (bytes && (err = query(name, bytes, list.data(), nullptr)) != CL_SUCCESS) return err;
     list.resize(std::strlen(list.c_str()));
-    for (const auto &ext : all_added()) {
+    for (const auto &ext : all_added(platform)) {
         if (extension_listed(list, ext.name)) continue;
         if (!list.empty() && list.back() != ' ') list += ' ';
         list += ext.name;
@@ -77,7 +81,8 @@ cl_int patched_extension_string(Query query, cl_uint name, size_t size, void *va
 }
 
 template <typename Query>
-cl_int patched_extension_versions(Query query, cl_uint name, size_t size, void *value, size_t *size_ret) {
+cl_int patched_extension_versions(Query query, cl_platform_id platform, cl_uint name, size_t size, void *value,
+                                  size_t *size_ret) {
     size_t bytes = 0;
     cl_int err = query(name, 0, nullptr, &bytes);
     if (err != CL_SUCCESS) return err;
@@ -91,7 +96,7 @@ cl_int patched_extension_versions(Query query, cl_uint name, size_t size, void *
     // implementation, and an ICD newer than the layer keeps its own number
     // (the layer forwards everything it does not own).  The extension
     // string lists the name once either way.
-    for (const auto &ext : all_added()) {
+    for (const auto &ext : all_added(platform)) {
         bool present = false;
         for (auto &entry : list) {
             if (std::strcmp(entry.name, ext.name)) continue;
@@ -114,9 +119,11 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
     auto query = [platform](cl_uint n, size_t s, void *v, size_t *r) {
         return next().clGetPlatformInfo(platform, n, s, v, r);
     };
+    if (cl_int err; sync::semaphore_platform_info(platform, name, size, value, size_ret, &err)) return err;
     switch (name) {
-    case CL_PLATFORM_EXTENSIONS: return patched_extension_string(query, name, size, value, size_ret);
-    case CL_PLATFORM_EXTENSIONS_WITH_VERSION: return patched_extension_versions(query, name, size, value, size_ret);
+    case CL_PLATFORM_EXTENSIONS: return patched_extension_string(query, platform, name, size, value, size_ret);
+    case CL_PLATFORM_EXTENSIONS_WITH_VERSION:
+        return patched_extension_versions(query, platform, name, size, value, size_ret);
     case CL_PLATFORM_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR: {
         // Validate the platform through the ICD before answering for it.
         cl_int err = next().clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, 0, nullptr, nullptr);
@@ -142,9 +149,17 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
     auto query = [device](cl_uint n, size_t s, void *v, size_t *r) {
         return next().clGetDeviceInfo(device, n, s, v, r);
     };
+    if (cl_int err; sync::semaphore_device_info(device, name, size, value, size_ret, &err)) return err;
     switch (name) {
-    case CL_DEVICE_EXTENSIONS: return patched_extension_string(query, name, size, value, size_ret);
-    case CL_DEVICE_EXTENSIONS_WITH_VERSION: return patched_extension_versions(query, name, size, value, size_ret);
+    case CL_DEVICE_EXTENSIONS:
+    case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
+        cl_platform_id platform = nullptr;
+        if (next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
+            platform = nullptr;  // the ICD's own error answers the query below
+        return name == CL_DEVICE_EXTENSIONS
+                       ? patched_extension_string(query, platform, name, size, value, size_ret)
+                       : patched_extension_versions(query, platform, name, size, value, size_ret);
+    }
     case CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR:
     case CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR: {
         cl_int err = next().clGetDeviceInfo(device, CL_DEVICE_TYPE, 0, nullptr, nullptr);

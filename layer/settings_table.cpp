@@ -55,6 +55,9 @@ const SettingSpec table[] = {
     {"CLDMABUF_EGL_FORCE_COPY", K::flag, nullptr, 0, 0, "`0`",
      "`1` (tests): treat every EGL export as tiled, so the GPU copy path runs; read on every import", false,
      true},
+    {"CLDMABUF_SEMAPHORES", K::word, "auto|force|off", 0, 0, "`auto`",
+     "`cl_khr_semaphore` with sync_fd on ICDs without it; `force` puts the layer's over an ICD's own, `off` adds "
+     "none ([semaphores.md](semaphores.md))"},
 };
 
 }  // namespace

@@ -259,6 +259,41 @@ TEST_CASE("native semaphores: strings, queries and functions pass through", "[se
     CHECK(contains(env.icd_log(), "clCreateSemaphoreWithPropertiesKHR props=" + hex(CL_SEMAPHORE_TYPE_KHR) + "," +
                                       hex(CL_SEMAPHORE_TYPE_BINARY_KHR) + ",0"));
     CHECK(contains(env.icd_log(), "clReleaseSemaphoreKHR"));
+    // auto: the layer adds nothing on top of an ICD's own semaphores (no sync_fd over NVIDIA's opaque fds).
+    auto device_words = words(device_string(env.device, CL_DEVICE_EXTENSIONS));
+    CHECK(std::count(device_words.begin(), device_words.end(), "cl_khr_external_semaphore_sync_fd") == 0);
+    auto imports = platform_array<cl_external_semaphore_handle_type_khr>(
+            env.platform, CL_PLATFORM_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, &err);
+    CHECK(imports == std::vector<cl_external_semaphore_handle_type_khr>{CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR});
+}
+
+TEST_CASE("CLDMABUF_SEMAPHORES=force: the layer's semaphores over the ICD's own", "[semaphores-forced]") {
+    Env env;
+    cl_int err = CL_SUCCESS;
+    auto imports = platform_array<cl_external_semaphore_handle_type_khr>(
+            env.platform, CL_PLATFORM_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, &err);
+    CHECK(imports == std::vector<cl_external_semaphore_handle_type_khr>{0x2058 /* SYNC_FD */});
+    auto words_list = words(device_string(env.device, CL_DEVICE_EXTENSIONS));
+    CHECK(std::count(words_list.begin(), words_list.end(), "cl_khr_semaphore") == 1);  // listed once
+    CHECK(std::count(words_list.begin(), words_list.end(), "cl_khr_external_semaphore_sync_fd") == 1);
+    auto create = reinterpret_cast<clCreateSemaphoreWithPropertiesKHR_fn>(
+        env.function("clCreateSemaphoreWithPropertiesKHR"));
+    auto signal = reinterpret_cast<clEnqueueSignalSemaphoresKHR_fn>(env.function("clEnqueueSignalSemaphoresKHR"));
+    auto wait = reinterpret_cast<clEnqueueWaitSemaphoresKHR_fn>(env.function("clEnqueueWaitSemaphoresKHR"));
+    auto release = reinterpret_cast<clReleaseSemaphoreKHR_fn>(env.function("clReleaseSemaphoreKHR"));
+    REQUIRE(create);
+    REQUIRE(signal);
+    REQUIRE(wait);
+    REQUIRE(release);
+    const cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR, 0};
+    cl_semaphore_khr sem = create(env.context, props, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(signal(env.queue, 1, &sem, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(wait(env.queue, 1, &sem, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(release(sem) == CL_SUCCESS);
+    CHECK_FALSE(contains(env.icd_log(), "clCreateSemaphoreWithPropertiesKHR"));  // never reached the ICD
+    CHECK_FALSE(contains(env.icd_log(), "clEnqueueSignalSemaphoresKHR"));
 }
 
 TEST_CASE("clImportMemoryARM of a dma-buf goes to an ICD with cl_arm_import_memory_dma_buf", "[arm]") {

@@ -82,7 +82,7 @@ const std::string &node_path() {
 bool is_tracked(int fd) {
     State &s = S();
     std::lock_guard<std::mutex> l(s.mu);
-    return s.dev_fds.count(fd) || s.dmabuf_fds.count(fd) || s.sync_fds.count(fd);
+    return s.dev_fds.count(fd) || s.dmabuf_fds.count(fd) || s.sync_fds.count(fd) || s.sw_sync_fds.count(fd);
 }
 
 int device_open(int flags) {
@@ -100,6 +100,7 @@ void on_close(int fd) {
     FileP f;
     ObjectP o;
     FenceP fe;
+    TimelineP tl;
     {
         std::lock_guard<std::mutex> l(s.mu);
         if (auto it = s.dev_fds.find(fd); it != s.dev_fds.end()) {
@@ -113,6 +114,10 @@ void on_close(int fd) {
         if (auto it = s.sync_fds.find(fd); it != s.sync_fds.end()) {
             fe = std::move(it->second);
             s.sync_fds.erase(it);
+        }
+        if (auto it = s.sw_sync_fds.find(fd); it != s.sw_sync_fds.end()) {
+            tl = std::move(it->second);
+            s.sw_sync_fds.erase(it);
         }
     }
     // f/o/fe released here, outside the lock (may destroy objects).
@@ -131,6 +136,7 @@ void on_close_range(unsigned first, unsigned last) {
         collect(s.dev_fds);
         collect(s.dmabuf_fds);
         collect(s.sync_fds);
+        collect(s.sw_sync_fds);
     }
     for (int fd : fds) on_close(fd);
 }
@@ -142,6 +148,7 @@ void on_dup(int oldfd, int newfd) {
     if (auto it = s.dmabuf_fds.find(oldfd); it != s.dmabuf_fds.end())
         s.dmabuf_fds[newfd] = it->second;
     if (auto it = s.sync_fds.find(oldfd); it != s.sync_fds.end()) s.sync_fds[newfd] = it->second;
+    if (auto it = s.sw_sync_fds.find(oldfd); it != s.sw_sync_fds.end()) s.sw_sync_fds[newfd] = it->second;
 }
 
 bool handle_ioctl(int fd, unsigned long req, void *arg, int *ret) {
@@ -160,11 +167,14 @@ bool handle_ioctl(int fd, unsigned long req, void *arg, int *ret) {
     } else if (auto it3 = s.sync_fds.find(fd); it3 != s.sync_fds.end()) {
         c.fence = it3->second;
         table = sync_file_ioctls();
+    } else if (auto it4 = s.sw_sync_fds.find(fd); it4 != s.sw_sync_fds.end()) {
+        c.timeline = it4->second;
+        table = sw_sync_ioctls();
     } else if (req == DMA_BUF_IOCTL_SYNC) {
         c.obj = foreign_by_fd(s, fd);
         table = dmabuf_ioctls();
     }
-    if (!c.file && !c.obj && !c.fence) return false;
+    if (!c.file && !c.obj && !c.fence && !c.timeline) return false;
     if (!c.obj || !c.obj->foreign) {
         l.unlock();
         int e = inject(s, req);

@@ -299,6 +299,7 @@ int fdinfo_fd(const char *path) {
 
 // 1 handled (fd in *out or -1/errno), 0 not ours
 int fake_open(const char *path, int flags, int *out) {
+    if (path && !strcmp(path, "/sys/kernel/debug/sync/sw_sync")) return sw_sync_open(flags, out);
     // A dma-buf's fdinfo names its exporter (dma_buf_show_fdinfo); the
     // sim's exports are memfds underneath, whose real fdinfo has no exp_name.
     if (int fd = fdinfo_fd(path); fd >= 0) {

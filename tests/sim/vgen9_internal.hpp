@@ -45,6 +45,9 @@ void log_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool is_tracked(int fd);
 // Open the fake render node; returns an fd or -1/errno.
 int device_open(int flags);
+// open("/sys/kernel/debug/sync/sw_sync") where the real one cannot be reached
+// (vgen9_sw_sync.cpp): 1 handled (fd or -1/errno in *out), 0 leave it to the kernel.
+int sw_sync_open(int flags, int *out);
 // Called before the real close(fd).
 void on_close(int fd);
 // close_range()/closefrom(): forget every tracked fd in [first, last].

@@ -4,6 +4,7 @@
 #include <linux/sync_file.h>
 
 #include "vgen9_ioctl_table.hpp"
+#include "vgen9_sw_sync_uapi.h"
 
 namespace vgen9sim {
 namespace {
@@ -48,6 +49,12 @@ constexpr IoctlEntry kSyncFile[] = {
         VGEN9_IOCTL(SYNC_IOC_MERGE, ioctl_sync_merge),
 };
 
+// sw_sync timeline fds (sw_sync_ioctl).
+constexpr IoctlEntry kSwSync[] = {
+        VGEN9_IOCTL(VGEN9_SW_SYNC_IOC_CREATE_FENCE, ioctl_sw_sync_create_fence),
+        VGEN9_IOCTL(VGEN9_SW_SYNC_IOC_INC, ioctl_sw_sync_inc),
+};
+
 #undef VGEN9_IOCTL
 
 }  // namespace
@@ -55,6 +62,7 @@ constexpr IoctlEntry kSyncFile[] = {
 std::span<const IoctlEntry> render_node_ioctls() { return kRenderNode; }
 std::span<const IoctlEntry> dmabuf_ioctls() { return kDmabuf; }
 std::span<const IoctlEntry> sync_file_ioctls() { return kSyncFile; }
+std::span<const IoctlEntry> sw_sync_ioctls() { return kSwSync; }
 
 const IoctlEntry *find_ioctl(std::span<const IoctlEntry> table, unsigned long req) {
     for (const IoctlEntry &e : table)

@@ -25,6 +25,7 @@ struct IoctlCall {
     ObjectP obj;               // dma-buf fd (one of ours, or a real one imported)
     FenceP fence;              // sync_file fd
     bool passthrough = false;  // dma-buf handlers: the real kernel answers too
+    TimelineP timeline;        // sw_sync timeline fd
 };
 
 // Returns 0 or -errno.
@@ -40,6 +41,7 @@ struct IoctlEntry {
 std::span<const IoctlEntry> render_node_ioctls();
 std::span<const IoctlEntry> dmabuf_ioctls();
 std::span<const IoctlEntry> sync_file_ioctls();
+std::span<const IoctlEntry> sw_sync_ioctls();
 const IoctlEntry *find_ioctl(std::span<const IoctlEntry> table, unsigned long req);
 
 // ---- render node: device queries, GEM objects, contexts (vgen9_ioctl_gem.cpp)
@@ -66,6 +68,10 @@ int ioctl_prime_handle_to_fd(IoctlCall &c);
 int ioctl_prime_fd_to_handle(IoctlCall &c);
 
 // ---- dma-buf and sync_file fds (vgen9_ioctl_dmabuf.cpp)
+
+// ---- sw_sync timelines (vgen9_sw_sync.cpp)
+int ioctl_sw_sync_create_fence(IoctlCall &c);
+int ioctl_sw_sync_inc(IoctlCall &c);
 int ioctl_dmabuf_sync(IoctlCall &c);
 int ioctl_dmabuf_export_sync_file(IoctlCall &c);
 int ioctl_dmabuf_import_sync_file(IoctlCall &c);

@@ -4,6 +4,8 @@
 // Test instrument, not installed; see docs/virtual-gen9.md.
 #pragma once
 
+#include <errno.h>
+
 #include "vgen9_internal.hpp"
 
 #include <i915_drm.h>
@@ -207,12 +209,29 @@ struct Config {
     std::vector<FailRule> fails;
 };
 
+// ------------------------------------------------------------- sw_sync
+// A sw_sync timeline (drivers/dma-buf/sw_sync.c, CONFIG_SW_SYNC at
+// /sys/kernel/debug/sync/sw_sync): fences at points, signalled when the
+// timeline's value reaches them (SW_SYNC_IOC_INC); closing the last fd of the
+// timeline signals what is left with -ENOENT (sw_sync_debugfs_release).
+// Modelled only where the real file cannot be reached (debugfs needs root).
+struct Timeline {
+    uint32_t value = 0;
+    std::vector<std::pair<uint32_t, FenceP>> pts;
+    ~Timeline() {
+        for (auto &p : pts) p.second->signal(-ENOENT);
+    }
+};
+using TimelineP = std::shared_ptr<Timeline>;
+inline constexpr const char *kSwSyncPath = "/sys/kernel/debug/sync/sw_sync";
+
 // --------------------------------------------------------------- state
 struct State {
     std::mutex mu;  // tables, fences of objects, fault injection
     std::map<int, FileP> dev_fds;
     std::map<int, ObjectP> dmabuf_fds;
     std::map<int, FenceP> sync_fds;
+    std::map<int, TimelineP> sw_sync_fds;
     std::map<uint64_t, std::weak_ptr<Object>> mmap_offsets;  // base -> object
     std::map<std::pair<dev_t, ino_t>, std::weak_ptr<Object>> by_inode;
     std::map<uintptr_t, size_t> user_maps;

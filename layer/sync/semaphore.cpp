@@ -1,0 +1,110 @@
+#include "layer/sync/semaphore.hpp"
+
+#include <chrono>
+#include <unordered_set>
+
+#include "layer/dispatch.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/sync/sync_file.hpp"
+
+namespace cldmabuf::sync {
+namespace {
+
+std::mutex g_live_mutex;
+std::unordered_set<cl_semaphore_khr> &live() {
+    static auto *set = new std::unordered_set<cl_semaphore_khr>;  // outlives static destructors
+    return *set;
+}
+
+}  // namespace
+
+std::shared_ptr<Payload> Payload::imported(int sync_fd) {
+    std::shared_ptr<Payload> p(new Payload);
+    p->fd_ = sync_fd;
+    p->imported_ = true;
+    return p;
+}
+
+std::shared_ptr<Payload> Payload::layer_signal(LayerFence fence) {
+    std::shared_ptr<Payload> p(new Payload);
+    p->fence_ = fence;
+    p->fd_ = fence.fence;
+    return p;
+}
+
+Payload::~Payload() {
+    // A signal step that never ran (its enqueue failed after the payload was
+    // made) still closes the timeline: the kernel signals the point with an
+    // error, so no exported copy waits forever.
+    if (fence_.timeline >= 0) kernel().close(fence_.timeline);
+    if (fd_ >= 0) kernel().close(fd_);
+}
+
+void Payload::signal(cl_int status) {
+    if (fence_.timeline >= 0) {
+        if (int err = signal_layer_fence(&fence_); err < 0)
+            LOG_ERROR("semaphore signal: SW_SYNC_IOC_INC failed (errno %d)", -err);
+    }
+    {
+        std::lock_guard<std::mutex> l(m_);
+        state_ = status < 0 ? status : 1;
+    }
+    cv_.notify_all();
+}
+
+bool Payload::signalled() const {
+    std::lock_guard<std::mutex> l(m_);
+    if (imported_) return false;
+    return state_ != 0;
+}
+
+cl_int Payload::wait(int timeout_ms) {
+    if (imported_) return wait_sync_file(fd_, timeout_ms);
+    std::unique_lock<std::mutex> l(m_);
+    if (!cv_.wait_for(l, std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms), [&] { return state_ != 0; })) {
+        LOG_ERROR("semaphore wait: its signal did not run within %d ms", timeout_ms);
+        return CL_OUT_OF_RESOURCES;
+    }
+    return state_ < 0 ? state_ : CL_SUCCESS;
+}
+
+std::mutex &semaphore_mutex() {
+    static auto *m = new std::mutex;
+    return *m;
+}
+
+void register_semaphore(cl_semaphore_khr s) {
+    next().clRetainContext(s->context);
+    std::lock_guard<std::mutex> l(g_live_mutex);
+    live().insert(s);
+}
+
+bool is_layer_semaphore(cl_semaphore_khr s) {
+    if (!s) return false;
+    std::lock_guard<std::mutex> l(g_live_mutex);
+    return live().count(s) != 0;
+}
+
+bool release_semaphore_ref(cl_semaphore_khr s) {
+    {
+        std::lock_guard<std::mutex> l(g_live_mutex);
+        if (!s || !live().count(s)) return false;
+        if (s->refs.fetch_sub(1) != 1) return true;
+        live().erase(s);
+    }
+    next().clReleaseContext(s->context);
+    {
+        std::lock_guard<std::mutex> l(semaphore_mutex());
+        s->pending.reset();
+    }
+    delete s;
+    return true;
+}
+
+size_t live_semaphores() {
+    std::lock_guard<std::mutex> l(g_live_mutex);
+    return live().size();
+}
+
+}  // namespace cldmabuf::sync

@@ -1,0 +1,88 @@
+// The layer's binary semaphores (cl_khr_semaphore on an ICD that has none,
+// or every ICD with CLDMABUF_SEMAPHORES=force).  A semaphore is a layer
+// object, never handed to the ICD: the handle is a pointer into the layer
+// (first field a dispatch pointer, as ICD objects have), valid while it is in
+// the live set.  Its state is one optional pending payload:
+//
+//   signal (enqueued)  -> a new payload, unsignalled until the signal step runs
+//   sync_fd import     -> a payload that is the imported sync_file
+//   wait (enqueued)    -> takes the payload; the wait step waits on it
+//   sync_fd export     -> a dup of the payload's sync_file; the semaphore is
+//                         unsignalled afterwards (copy transference, as
+//                         Vulkan's SYNC_FD)
+//
+// A payload outlives the semaphore while a step holds it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "layer/sync/fence_source.hpp"
+#include "layer/sync/semaphore_compat.h"
+
+namespace cldmabuf::sync {
+
+class Payload {
+public:
+    // An imported sync_file (owned).
+    static std::shared_ptr<Payload> imported(int sync_fd);
+    // A signal the layer performs; with an exportable sync_file when `fence`
+    // holds one (owned), else a host-side flag.
+    static std::shared_ptr<Payload> layer_signal(LayerFence fence);
+    ~Payload();
+
+    // The signal step: completes the payload with `status` (CL_SUCCESS or
+    // the negative status of the commands before the signal).
+    void signal(cl_int status);
+    // The wait step: bounded by `timeout_ms`.  CL_SUCCESS, the failed
+    // signal's status, or CL_OUT_OF_RESOURCES (timeout; one log line).
+    cl_int wait(int timeout_ms);
+    // The sync_file this payload can be exported as, or -1.
+    int sync_fd() const { return fd_; }
+    bool signalled() const;
+
+private:
+    Payload() = default;
+    int fd_ = -1;
+    bool imported_ = false;
+    LayerFence fence_;
+    mutable std::mutex m_;
+    std::condition_variable cv_;
+    int state_ = 0;  // 0 pending, 1 signalled, <0 the failed signal's status
+};
+
+}  // namespace cldmabuf::sync
+
+struct _cl_semaphore_khr {
+    const void *dispatch;  // ours(): where a loader that dispatches through the handle would land
+    uint32_t magic;
+    cl_context context;
+    cl_device_id device;
+    bool device_listed;
+    bool export_sync_fd;
+    bool import_sync_fd;
+    std::vector<cl_semaphore_properties_khr> properties;
+    std::atomic<cl_uint> refs{1};
+    std::shared_ptr<cldmabuf::sync::Payload> pending;  // under semaphore_mutex()
+};
+
+namespace cldmabuf::sync {
+
+// Guards every semaphore's `pending` (operations on several semaphores take
+// their payloads together).
+std::mutex &semaphore_mutex();
+
+// Registers a new semaphore (refs 1).  The context is retained.
+void register_semaphore(cl_semaphore_khr s);
+// The handle names a live layer semaphore.
+bool is_layer_semaphore(cl_semaphore_khr s);
+// Drops one reference; the last one unregisters it, releases the context
+// and frees it.  false for a handle that is not a live semaphore.
+bool release_semaphore_ref(cl_semaphore_khr s);
+// Live layer semaphores (tests: nothing leaks).
+size_t live_semaphores();
+
+}  // namespace cldmabuf::sync

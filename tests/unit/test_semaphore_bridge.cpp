@@ -1,0 +1,47 @@
+// The dma-buf bridge's kernel calls (layer/dmabuf/explicit_fences.hpp,
+// layer/sync/dmabuf_bridge.hpp) on the scripted kernel.
+#include <catch2/catch_test_macros.hpp>
+
+#include <linux/dma-buf.h>
+
+#include "fake_kernel.hpp"
+#include "layer/dmabuf/explicit_fences.hpp"
+#include "layer/sync/dmabuf_bridge.hpp"
+
+using namespace unit;
+
+TEST_CASE("explicit fences: EXPORT_SYNC_FILE and IMPORT_SYNC_FILE in the access direction", "[semaphore]") {
+    FakeKernel k;
+    ScopedKernel scope(&k);
+    int fd = -1;
+    REQUIRE(cldmabuf::export_dmabuf_fences(5, /*write=*/false, &fd) == 0);
+    REQUIRE(k.ioctls.size() == 1);
+    CHECK(k.ioctls[0].first == DMA_BUF_IOCTL_EXPORT_SYNC_FILE);
+    CHECK((k.ioctls[0].second & 0xffffffffu) == DMA_BUF_SYNC_READ);
+    REQUIRE(cldmabuf::import_fence_into_dmabuf(5, 9, /*write=*/true) == 0);
+    CHECK(k.ioctls[1].first == DMA_BUF_IOCTL_IMPORT_SYNC_FILE);
+    CHECK((k.ioctls[1].second & 0xffffffffu) == DMA_BUF_SYNC_WRITE);
+    CHECK((k.ioctls[1].second >> 32) == 9);
+    k.ioctl_errnos = {ENOTTY};  // Linux < 6.0
+    CHECK(cldmabuf::export_dmabuf_fences(5, true, &fd) == -ENOTTY);
+}
+
+TEST_CASE("explicit fences: a kernel without EXPORT_SYNC_FILE is a fallback, not a wait", "[semaphore]") {
+    FakeKernel k;
+    ScopedKernel scope(&k);
+    k.ioctl_errnos = {ENOTTY};
+    bool exported = true;
+    CHECK(cldmabuf::sync::wait_dmabuf_fences(5, true, 100, &exported) == CL_OUT_OF_RESOURCES);
+    CHECK_FALSE(exported);
+    CHECK(k.polls == 0);
+}
+
+TEST_CASE("explicit fences: no fence source, no release fence and nothing imported", "[semaphore]") {
+    FakeKernel k;  // open() fails: no sw_sync
+    ScopedKernel scope(&k);
+    cldmabuf::sync::DmabufSignal s;
+    CHECK(s.attach(5) == -ENOENT);
+    CHECK(k.ioctls.empty());
+    s.signal();  // harmless
+    CHECK(k.ioctls.empty());
+}
