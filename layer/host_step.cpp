@@ -162,17 +162,28 @@ bool profiling_queue(cl_command_queue queue) {
 
 }  // namespace
 
+// Each refusal logs its one line here: the callers (acquire, release, map
+// and unmap sync, blitter copies) return the code as it is.
 cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list) {
-    if ((num_events > 0) != (wait_list != nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+    if ((num_events > 0) != (wait_list != nullptr)) {
+        LOG_ERROR("num_events_in_wait_list (%u) and event_wait_list (%p) disagree", num_events,
+                  static_cast<const void *>(wait_list));
+        return CL_INVALID_EVENT_WAIT_LIST;
+    }
     for (cl_uint i = 0; i < num_events; ++i) {
         cl_int status = CL_COMPLETE;
         if (next().clGetEventInfo(wait_list[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                                  nullptr) != CL_SUCCESS)
+                                  nullptr) != CL_SUCCESS) {
+            LOG_ERROR("event_wait_list[%u] (%p) is not a valid event", i, static_cast<void *>(wait_list[i]));
             return CL_INVALID_EVENT_WAIT_LIST;
+        }
         // An event that already failed: the step could never run (and some
         // ICDs never complete a command that waits on one).
-        if (status < 0 || event_types().failed(wait_list[i], &status))
+        if (status < 0 || event_types().failed(wait_list[i], &status)) {
+            LOG_ERROR("event_wait_list[%u] (%p) already failed (status %d)", i, static_cast<void *>(wait_list[i]),
+                      status);
             return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+        }
     }
     return CL_SUCCESS;
 }
@@ -185,7 +196,10 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
 
     cl_event marker = nullptr;
     err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);
-    if (err != CL_SUCCESS) return err;  // the ICD validated the wait list
+    if (err != CL_SUCCESS) {  // the ICD validated the wait list (events of another context, ...)
+        LOG_ERROR("the ICD refused the step's marker (error %d): check the wait list", err);
+        return err;
+    }
     cl_event gate = next().clCreateUserEvent(context, &err);
     if (!gate) {
         next().clReleaseEvent(marker);
