@@ -23,6 +23,7 @@ struct StepEvents {
     cl_event gate;
     std::atomic<int> owners{2};
     std::atomic<bool> released{false};
+    bool released_by_job = false;  // the ICD refused the barrier's callback
 };
 
 void release_events_once(StepEvents *events) {
@@ -119,6 +120,12 @@ void run_step(PendingStep *pending, cl_int marker_status) {
         release_events_once(pending->events);
     } else {
         next().clSetUserEventStatus(pending->gate, CL_COMPLETE);
+        if (pending->events->released_by_job) {
+            // The barrier waits on nothing but the open gate and the commands
+            // before it, so this wait ends.
+            next().clWaitForEvents(1, &pending->barrier);
+            release_events_once(pending->events);
+        }
     }
     drop_owner(pending->events);
     release_layer_event(pending->barrier);
@@ -223,8 +230,12 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
                                               &barrier);
     for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
     if (err != CL_SUCCESS) {
-        next().clSetUserEventStatus(gate, CL_COMPLETE);  // kept: device commands may wait on it
+        next().clSetUserEventStatus(gate, CL_COMPLETE);
+        // Kept only when device commands may wait on it (see release_step_events);
+        // with none, nothing references it.
+        if (after.size() == 1) next().clReleaseEvent(gate);
         next().clReleaseEvent(marker);
+        LOG_ERROR("the ICD refused the step's barrier (error %d)", err);
         return err;
     }
 
@@ -253,8 +264,11 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     }
     auto *step_events = new StepEvents{step.queue, marker, gate};
     pending->events = step_events;
-    if (next().clSetEventCallback(barrier, CL_COMPLETE, release_step_events, step_events) != CL_SUCCESS)
-        step_events->owners = 1;  // never released then: a leak beats a use-after-free
+    if (next().clSetEventCallback(barrier, CL_COMPLETE, release_step_events, step_events) != CL_SUCCESS) {
+        // No callback will release them: the step's job does, once the barrier ended.
+        step_events->owners = 1;
+        step_events->released_by_job = true;
+    }
     {
         std::lock_guard lock(pending_mutex);
         pending_steps->insert(pending);
