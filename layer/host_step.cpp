@@ -23,6 +23,7 @@ struct StepEvents {
     cl_event gate;
     std::atomic<int> owners{2};
     std::atomic<bool> released{false};
+    bool released_by_job = false;  // the ICD refused the barrier's callback
 };
 
 void release_events_once(StepEvents *events) {
@@ -119,6 +120,12 @@ void run_step(PendingStep *pending, cl_int marker_status) {
         release_events_once(pending->events);
     } else {
         next().clSetUserEventStatus(pending->gate, CL_COMPLETE);
+        if (pending->events->released_by_job) {
+            // The barrier waits on nothing but the open gate and the commands
+            // before it, so this wait ends.
+            next().clWaitForEvents(1, &pending->barrier);
+            release_events_once(pending->events);
+        }
     }
     drop_owner(pending->events);
     release_layer_event(pending->barrier);
@@ -162,17 +169,28 @@ bool profiling_queue(cl_command_queue queue) {
 
 }  // namespace
 
+// Each refusal logs its one line here: the callers (acquire, release, map
+// and unmap sync, blitter copies) return the code as it is.
 cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list) {
-    if ((num_events > 0) != (wait_list != nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+    if ((num_events > 0) != (wait_list != nullptr)) {
+        LOG_ERROR("num_events_in_wait_list (%u) and event_wait_list (%p) disagree", num_events,
+                  static_cast<const void *>(wait_list));
+        return CL_INVALID_EVENT_WAIT_LIST;
+    }
     for (cl_uint i = 0; i < num_events; ++i) {
         cl_int status = CL_COMPLETE;
         if (next().clGetEventInfo(wait_list[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                                  nullptr) != CL_SUCCESS)
+                                  nullptr) != CL_SUCCESS) {
+            LOG_ERROR("event_wait_list[%u] (%p) is not a valid event", i, static_cast<void *>(wait_list[i]));
             return CL_INVALID_EVENT_WAIT_LIST;
+        }
         // An event that already failed: the step could never run (and some
         // ICDs never complete a command that waits on one).
-        if (status < 0 || event_types().failed(wait_list[i], &status))
+        if (status < 0 || event_types().failed(wait_list[i], &status)) {
+            LOG_ERROR("event_wait_list[%u] (%p) already failed (status %d)", i, static_cast<void *>(wait_list[i]),
+                      status);
             return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+        }
     }
     return CL_SUCCESS;
 }
@@ -185,7 +203,10 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
 
     cl_event marker = nullptr;
     err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);
-    if (err != CL_SUCCESS) return err;  // the ICD validated the wait list
+    if (err != CL_SUCCESS) {  // the ICD validated the wait list (events of another context, ...)
+        LOG_ERROR("the ICD refused the step's marker (error %d): check the wait list", err);
+        return err;
+    }
     cl_event gate = next().clCreateUserEvent(context, &err);
     if (!gate) {
         next().clReleaseEvent(marker);
@@ -209,8 +230,12 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
                                               &barrier);
     for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
     if (err != CL_SUCCESS) {
-        next().clSetUserEventStatus(gate, CL_COMPLETE);  // kept: device commands may wait on it
+        next().clSetUserEventStatus(gate, CL_COMPLETE);
+        // Kept only when device commands may wait on it (see release_step_events);
+        // with none, nothing references it.
+        if (after.size() == 1) next().clReleaseEvent(gate);
         next().clReleaseEvent(marker);
+        LOG_ERROR("the ICD refused the step's barrier (error %d)", err);
         return err;
     }
 
@@ -239,8 +264,11 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     }
     auto *step_events = new StepEvents{step.queue, marker, gate};
     pending->events = step_events;
-    if (next().clSetEventCallback(barrier, CL_COMPLETE, release_step_events, step_events) != CL_SUCCESS)
-        step_events->owners = 1;  // never released then: a leak beats a use-after-free
+    if (next().clSetEventCallback(barrier, CL_COMPLETE, release_step_events, step_events) != CL_SUCCESS) {
+        // No callback will release them: the step's job does, once the barrier ended.
+        step_events->owners = 1;
+        step_events->released_by_job = true;
+    }
     {
         std::lock_guard lock(pending_mutex);
         pending_steps->insert(pending);

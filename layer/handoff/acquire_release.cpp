@@ -225,7 +225,10 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
             }
             if (!import->over_tiled_shadow()) {
                 // END even after an error: the CPU access bracket must close.
-                end_cpu_access(*import, import->sync_access_flags(), "release");
+                // A failed END fails the step, as a failed END of an unmap
+                // does: the CPU may not see the device's writes.
+                const cl_int ended = end_cpu_access(*import, import->sync_access_flags(), "release");
+                if (result == CL_SUCCESS) result = ended;
             } else if (result == CL_SUCCESS && !(import->flags & CL_MEM_READ_ONLY)) {
                 // After a failed command the shadow may be half written: leave the dma-buf as it was.
                 result = retile(*import);

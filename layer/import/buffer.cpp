@@ -12,6 +12,7 @@
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/import/native.hpp"
+#include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
 #include "layer/log.hpp"
 
@@ -98,7 +99,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     set_route(*import, route.route);
 
     if (int err = map_dmabuf(*import, import->fd, size, flags); err != 0)
-        return fail(errcode_ret, CL_INVALID_PROPERTY,
+        return fail(errcode_ret, map_failure_error(err),
                     "cannot map dma-buf fd " + std::to_string(app_fd) + ": " + std::strerror(err));
 
     const cl_mem_properties *icd_props = passthrough.empty() ? nullptr : passthrough.data();

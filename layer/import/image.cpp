@@ -158,7 +158,7 @@ cl_int attach_storage(Import &import, const ImageRequest &req, const cl_image_de
     if (!tiled) {
         if (int err = map_dmabuf(import, import.fd, req.end, flags); err != 0) {
             *why = "cannot map dma-buf fd " + std::to_string(req.props.fd) + ": " + std::strerror(err);
-            return CL_INVALID_PROPERTY;
+            return map_failure_error(err);
         }
         return CL_SUCCESS;
     }

@@ -12,6 +12,12 @@ namespace cldmabuf {
 // Logs and counts; returns `err` for the caller to return or store.
 cl_int refuse(cl_int err, const char *what, const std::string &why);
 
+// The spec's error for a dma-buf mapping (mmap) that failed with `err`: the
+// host's memory or mapping limits (ENOMEM, EAGAIN, ENFILE, EMFILE) are
+// resources the import lacked, not a bad property; anything else (EACCES,
+// ENODEV, EINVAL: this fd cannot be mapped so) is the fd's.
+cl_int map_failure_error(int err);
+
 // The cl_mem form: the code through errcode_ret, NULL for the caller to return.
 cl_mem refuse_import(cl_int *errcode_ret, cl_int err, const char *what, const std::string &why);
 

@@ -37,6 +37,7 @@ cl_ulong now_ns() {
 void release_event_locked(cl_event ev) {
     if (--ev->refs == 0) {
         ev->kind = Kind{};
+        count_object(Kind::event, -1);
         delete ev;
     }
 }
@@ -115,6 +116,10 @@ cl_int check_wait_list(cl_context ctx, cl_uint n, const cl_event *list) {
 // ---- events ---------------------------------------------------------------------
 
 cl_event CL_API_CALL create_user_event(cl_context ctx, cl_int *errcode_ret) {
+    if (injected_failure("clCreateUserEvent")) {
+        if (errcode_ret) *errcode_ret = CL_OUT_OF_RESOURCES;
+        return nullptr;
+    }
     std::lock_guard guard(lock());
     if (!valid(ctx, Kind::context)) {
         if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
@@ -187,6 +192,7 @@ cl_int CL_API_CALL get_event_profiling_info(cl_event ev, cl_profiling_info name,
 
 cl_int CL_API_CALL set_event_callback(cl_event ev, cl_int when, void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
                                       void *data) {
+    if (injected_failure("clSetEventCallback")) return CL_OUT_OF_RESOURCES;
     Later later;
     {
         std::lock_guard guard(lock());
@@ -240,6 +246,7 @@ cl_int CL_API_CALL release_command_queue(cl_command_queue q) {
 }
 
 cl_int CL_API_CALL flush(cl_command_queue q) {
+    if (injected_failure("clFlush")) return CL_OUT_OF_RESOURCES;
     std::lock_guard guard(lock());
     return valid(q, Kind::queue) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
 }
@@ -265,6 +272,7 @@ cl_int check_buffer(cl_command_queue q, cl_mem m) {
 
 cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t offset, size_t size,
                                        void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
+    if (injected_failure("clEnqueueReadBuffer")) return CL_OUT_OF_RESOURCES;
     {
         std::lock_guard guard(lock());
         if (cl_int err = check_buffer(q, m); err != CL_SUCCESS) return err;
@@ -278,6 +286,7 @@ cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem m, cl_bool blo
 
 cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t offset, size_t size,
                                         const void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
+    if (injected_failure("clEnqueueWriteBuffer")) return CL_OUT_OF_RESOURCES;
     {
         std::lock_guard guard(lock());
         if (cl_int err = check_buffer(q, m); err != CL_SUCCESS) return err;
@@ -383,6 +392,7 @@ cl_int CL_API_CALL enqueue_write_buffer_rect(cl_command_queue q, cl_mem m, cl_bo
 cl_int CL_API_CALL enqueue_fill_buffer(cl_command_queue q, cl_mem m, const void *pattern, size_t psize,
                                        size_t offset, size_t size, cl_uint n, const cl_event *waits,
                                        cl_event *event) {
+    if (injected_failure("clEnqueueFillBuffer")) return CL_OUT_OF_RESOURCES;
     if (!pattern || !psize || psize > 128 || (psize & (psize - 1)) || offset % psize || size % psize)
         return CL_INVALID_VALUE;
     std::vector<char> pat(static_cast<const char *>(pattern), static_cast<const char *>(pattern) + psize);
@@ -434,11 +444,13 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue q, cl_mem m, void *
 
 cl_int CL_API_CALL enqueue_marker_with_wait_list(cl_command_queue q, cl_uint n, const cl_event *waits,
                                                  cl_event *event) {
+    if (injected_failure("clEnqueueMarkerWithWaitList")) return CL_OUT_OF_RESOURCES;
     return submit(q, CL_COMMAND_MARKER, n, waits, event, false, {}, [] { return CL_SUCCESS; });
 }
 
 cl_int CL_API_CALL enqueue_barrier_with_wait_list(cl_command_queue q, cl_uint n, const cl_event *waits,
                                                   cl_event *event) {
+    if (injected_failure("clEnqueueBarrierWithWaitList")) return CL_OUT_OF_RESOURCES;
     return submit(q, CL_COMMAND_BARRIER, n, waits, event, false, {}, [] { return CL_SUCCESS; });
 }
 
@@ -458,6 +470,7 @@ cl_int CL_API_CALL enqueue_wait_for_events(cl_command_queue q, cl_uint n, const 
 
 cl_event new_event(cl_context ctx, cl_command_queue queue, cl_command_type type) {
     auto *ev = new _cl_event{};
+    count_object(Kind::event, +1);
     ev->disp = dispatch();
     ev->kind = Kind::event;
     ev->context = ctx;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <sstream>
 
 #include "testicd.hpp"
@@ -31,6 +32,42 @@ const Config &config() {
         return cfg;
     }();
     return c;
+}
+
+namespace {
+std::mutex fault_mutex;
+std::string fault_function;
+unsigned long fault_nth = 0, fault_calls = 0, fault_fired = 0;
+std::atomic<long> live_mems{0}, live_events{0};
+}  // namespace
+
+void arm_failure(const std::string &spec) {
+    std::lock_guard guard(fault_mutex);
+    const size_t colon = spec.find(':');
+    fault_function = spec.substr(0, colon);
+    fault_nth = colon == std::string::npos ? 0 : std::strtoul(spec.c_str() + colon + 1, nullptr, 10);
+    fault_calls = fault_fired = 0;
+}
+
+bool injected_failure(const char *function) {
+    std::lock_guard guard(fault_mutex);
+    if (fault_function.empty() || fault_function != function) return false;
+    if (++fault_calls != fault_nth) return false;
+    ++fault_fired;
+    return true;
+}
+
+void fault_state(cl_ulong out[4]) {
+    std::lock_guard guard(fault_mutex);
+    out[0] = fault_calls;
+    out[1] = fault_fired;
+    out[2] = static_cast<cl_ulong>(live_mems.load());
+    out[3] = static_cast<cl_ulong>(live_events.load());
+}
+
+void count_object(Kind kind, int delta) {
+    if (kind == Kind::mem) live_mems += delta;
+    if (kind == Kind::event) live_events += delta;
 }
 
 namespace {

@@ -31,6 +31,7 @@ void release_mem(cl_mem mem, Later &later) {
                 cl_context ctx = mem->context;
                 more.push_back([ctx] { ctx->disp->clReleaseContext(ctx); });
             }
+            count_object(Kind::mem, -1);
             delete mem;
         }
         run_later(more);
@@ -41,6 +42,7 @@ char *mem_bytes(cl_mem mem) { return mem->storage; }
 
 cl_mem new_buffer(cl_context ctx, cl_mem_flags flags, size_t size, char *storage, bool owns) {
     auto *m = new _cl_mem{};
+    count_object(Kind::mem, +1);
     m->disp = dispatch();
     m->kind = Kind::mem;
     m->context = ctx;
@@ -90,6 +92,7 @@ cl_mem create_buffer_common(cl_context ctx, cl_mem_flags flags, size_t size, voi
 cl_mem CL_API_CALL create_buffer(cl_context ctx, cl_mem_flags flags, size_t size, void *host_ptr,
                                  cl_int *errcode_ret) {
     record("clCreateBuffer flags=" + hex(flags) + " size=" + std::to_string(size));
+    if (injected_failure("clCreateBuffer")) return fail(errcode_ret, CL_OUT_OF_RESOURCES);
     return create_buffer_common(ctx, flags, size, host_ptr, errcode_ret);
 }
 
@@ -97,6 +100,7 @@ cl_mem CL_API_CALL create_buffer(cl_context ctx, cl_mem_flags flags, size_t size
 // an unknown property would be.
 cl_mem CL_API_CALL create_buffer_with_properties(cl_context ctx, const cl_mem_properties *props, cl_mem_flags flags,
                                                  size_t size, void *host_ptr, cl_int *errcode_ret) {
+    if (injected_failure("clCreateBufferWithProperties")) return fail(errcode_ret, CL_OUT_OF_RESOURCES);
     record("clCreateBufferWithProperties props=" + properties_text(props) + " flags=" + hex(flags) +
            " size=" + std::to_string(size));
     int handle_fd = -1;
@@ -184,6 +188,7 @@ cl_int CL_API_CALL release_mem_object(cl_mem mem) {
 }
 
 cl_int CL_API_CALL set_mem_object_destructor_callback(cl_mem mem, void(CL_CALLBACK *fn)(cl_mem, void *), void *data) {
+    if (injected_failure("clSetMemObjectDestructorCallback")) return CL_OUT_OF_RESOURCES;
     std::lock_guard guard(lock());
     if (!valid(mem, Kind::mem)) return CL_INVALID_MEM_OBJECT;
     if (!fn) return CL_INVALID_VALUE;

@@ -59,6 +59,15 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
         return answer_value(v, size, value, size_ret);
     }
     case PLATFORM_TESTICD_LOG: return answer_string(recorded(), size, value, size_ret);
+    case PLATFORM_TESTICD_FAIL:
+        arm_failure(value && size ? std::string(static_cast<const char *>(value), strnlen(static_cast<const char *>(value), size)) : std::string());
+        if (size_ret) *size_ret = 0;
+        return CL_SUCCESS;
+    case PLATFORM_TESTICD_FAULT_STATE: {
+        cl_ulong state[4];
+        fault_state(state);
+        return answer(state, sizeof state, size, value, size_ret);
+    }
     case PLATFORM_TESTICD_LOG_CLEAR:
         clear_record();
         return answer(nullptr, 0, size, value, size_ret);

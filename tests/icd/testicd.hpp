@@ -47,6 +47,18 @@ const Config &config();
 // one call per line), and a query that empties it.
 constexpr cl_platform_info PLATFORM_TESTICD_LOG = 0x7E57;
 constexpr cl_platform_info PLATFORM_TESTICD_LOG_CLEAR = 0x7E58;
+// Test-only fault injection (tests/icd/test_icd_faults.cpp):
+// clGetPlatformInfo(p, PLATFORM_TESTICD_FAIL, strlen(spec) + 1, spec, NULL)
+// READS `spec` ("clCreateUserEvent:2": the 2nd call of that function from
+// now fails with CL_OUT_OF_RESOURCES; "" disarms; "*" only counts), a
+// control, not a query.  PLATFORM_TESTICD_FAULT_STATE answers cl_ulong[4]:
+// calls of the armed function so far, whether it failed, live buffers, live
+// events (the ICD objects a leak would leave).
+constexpr cl_platform_info PLATFORM_TESTICD_FAIL = 0x7E59;
+constexpr cl_platform_info PLATFORM_TESTICD_FAULT_STATE = 0x7E5A;
+void arm_failure(const std::string &spec);
+bool injected_failure(const char *function);  // true: this call is the one to fail
+void fault_state(cl_ulong out[4]);
 void record(const std::string &line);
 std::string recorded();
 void clear_record();
@@ -58,6 +70,7 @@ std::string properties_text(const cl_mem_properties *props);
 cl_icd_dispatch *dispatch();
 
 enum class Kind : uint32_t { platform = 0x504c4154, device, context, queue, mem, event, semaphore };
+void count_object(Kind kind, int delta);  // live buffers and events (PLATFORM_TESTICD_FAULT_STATE)
 
 struct Object {
     cl_icd_dispatch *disp;
