@@ -23,7 +23,7 @@ cl_int wait_dmabuf_fences(int dmabuf_fd, bool write, int timeout_ms, bool *expor
 }
 
 DmabufSignal::~DmabufSignal() {
-    // Never left pending: closing an unsignalled sw_sync timeline signals it
+    // Never left pending: closing an unsignalled layer fence's timeline signals it
     // with -ENOENT, so the dma-buf's consumers are not blocked by a release
     // that never ran.
     if (fence_.timeline >= 0) kernel().close(fence_.timeline);
@@ -43,7 +43,7 @@ int DmabufSignal::attach(int dmabuf_fd) {
 
 void DmabufSignal::signal() {
     if (int err = signal_layer_fence(&fence_); err < 0)
-        LOG_ERROR("release fence: SW_SYNC_IOC_INC failed (errno %d)", -err);
+        LOG_ERROR("release fence: signalling the layer fence failed (errno %d)", -err);
 }
 
 }  // namespace cldmabuf::sync

@@ -152,7 +152,7 @@ cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, 
         LayerFence fence;
         if (sems[i]->export_sync_fd) {
             if (int e = create_layer_fence(&fence); e < 0) {
-                LOG_ERROR("%s: no sw_sync fence for an exportable semaphore (errno %d)", call, -e);
+                LOG_ERROR("%s: no layer fence (sw_sync or vgem) for an exportable semaphore (errno %d)", call, -e);
                 return CL_OUT_OF_RESOURCES;
             }
         }

@@ -44,7 +44,7 @@ cl_int parse_semaphore_properties(const cl_semaphore_properties_khr *props,
                 if (*p != CL_SEMAPHORE_HANDLE_SYNC_FD_KHR)
                     return *why = "export handle type is not CL_SEMAPHORE_HANDLE_SYNC_FD_KHR", CL_INVALID_PROPERTY;
                 if (!can_export_sync_fd)
-                    return *why = "no fence source for a sync_fd export here (no sw_sync)", CL_INVALID_DEVICE;
+                    return *why = "no fence source for a sync_fd export here (neither sw_sync nor vgem)", CL_INVALID_DEVICE;
                 out->export_sync_fd = true;
             }
             ++p;

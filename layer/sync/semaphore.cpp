@@ -44,7 +44,7 @@ Payload::~Payload() {
 void Payload::signal(cl_int status) {
     if (fence_.timeline >= 0) {
         if (int err = signal_layer_fence(&fence_); err < 0)
-            LOG_ERROR("semaphore signal: SW_SYNC_IOC_INC failed (errno %d)", -err);
+            LOG_ERROR("semaphore signal: signalling the layer fence failed (errno %d)", -err);
     }
     {
         std::lock_guard<std::mutex> l(m_);

@@ -302,7 +302,7 @@ TEST_CASE("semaphores: a signal that never runs fails the wait after the fence t
 TEST_CASE("semaphores: sync_fd export of a pending signal, import into another semaphore, re-import",
           "[semaphore]") {
     ClEnv env;
-    if (!can_export(env)) SKIP("no sync_fd export here (no sw_sync); the virtual Gen9 and the VM have one");
+    if (!can_export(env)) SKIP("no sync_fd export here (neither sw_sync nor vgem)");
     Sem sem(env);
     const int fds_before = count_open_fds();
     cl_semaphore_khr a = sem.make(env, /*exportable=*/true);
@@ -351,7 +351,7 @@ TEST_CASE("semaphores: sync_fd export of a pending signal, import into another s
 TEST_CASE("semaphores: a dma-buf's fences as a semaphore, and a signal put back into the dma-buf", "[semaphore]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    if (!can_export(env)) SKIP("no sync_fd export here (no sw_sync)");
+    if (!can_export(env)) SKIP("no sync_fd export here (neither sw_sync nor vgem)");
     Sem sem(env);
     Dmabuf buf = make_dmabuf(4096);
     // A producer's implicit fences, explicit: DMA_BUF_IOCTL_EXPORT_SYNC_FILE (Linux >= 6.0).
