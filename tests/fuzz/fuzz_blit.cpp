@@ -8,6 +8,8 @@
 // the checks normalised, as layer/blit/buffer_copy.cpp builds it) and
 // image-style 2D copies with X/Y-tiled sides (layer/blit/tiled_shadow.cpp).
 // For every request the layer would send to the blitter, asserted:
+//  * the spec's overlap rule for one buffer (rects_overlap) is exact: it
+//    agrees with the byte sets of the two rectangles;
 //  * the plan exists (buffer copies; a rect or 2D copy may be refused, it
 //    then goes to the ICD), copies exactly the requested bytes once, and
 //    plan_extent (the bound BltEngine::submit_plan checks) stays inside the
@@ -183,6 +185,23 @@ void copy_rect(FuzzedDataProvider &in) {
     RectArgs r;
     if (normalize_rect(so, dor, region, srp, ssp, drp, dsp, s, d, &r) != CL_SUCCESS) return;
     // One buffer: the spec's pitch rule and CL_MEM_COPY_OVERLAP (layer/blit/owned_sides.cpp).
+    // rects_overlap is exact: checked against the byte sets when they are small.
+    if (same && r.region[0] * r.region[1] * r.region[2] <= (1u << 16)) {
+        std::vector<uint8_t> touched(src.bytes.size());
+        for (uint64_t z = 0; z < r.region[2]; ++z)
+            for (uint64_t y = 0; y < r.region[1]; ++y)
+                std::memset(touched.data() + s.base + (r.src_origin[2] + z) * r.src_slice_pitch +
+                                (r.src_origin[1] + y) * r.src_row_pitch + r.src_origin[0],
+                            1, r.region[0]);
+        bool overlap = false;
+        for (uint64_t z = 0; z < r.region[2] && !overlap; ++z)
+            for (uint64_t y = 0; y < r.region[1] && !overlap; ++y) {
+                const uint8_t *row = touched.data() + d.base + (r.dst_origin[2] + z) * r.dst_slice_pitch +
+                                     (r.dst_origin[1] + y) * r.dst_row_pitch + r.dst_origin[0];
+                overlap = std::memchr(row, 1, r.region[0]) != nullptr;
+            }
+        FUZZ_ASSERT(rects_overlap(r, s, d) == overlap);
+    }
     if (same && (!same_buffer_pitches_allowed(r) || rects_overlap(r, s, d))) return;
     i915::RectCopy rc;
     rc.src_base = s.base, rc.dst_base = d.base;
