@@ -1,5 +1,6 @@
 #include "layer/egl/attrib_lists.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "CL/cl_ext_cldmabuf.h"
@@ -18,21 +19,40 @@ std::string hex(uint64_t v) {
 
 void parse_context_properties(const cl_context_properties *props, ContextRequest *req) {
     if (!props) return;
+    // clCreateContext: "CL_INVALID_PROPERTY if ... the value specified for a
+    // supported property name is not valid, or if the same property name is
+    // specified more than once".  The keys below never reach the ICD.
+    std::vector<cl_context_properties> seen;
+    auto invalid = [req](std::string why) {
+        if (req->error != CL_SUCCESS) return;  // the first one is reported
+        req->error = CL_INVALID_PROPERTY;
+        req->why = std::move(why);
+    };
+    auto once = [&](cl_context_properties key, const char *name) {
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) invalid(std::string(name) + " is given twice");
+        seen.push_back(key);
+    };
     const cl_context_properties *p = props;
     for (; *p; p += 2) {
         switch (p[0]) {
         case CL_GL_CONTEXT_KHR:
+            once(p[0], "CL_GL_CONTEXT_KHR");
             req->any_gl = req->has_gl_context = true;
             req->gl_context = reinterpret_cast<EGLContext>(p[1]);
             continue;
         case CL_EGL_DISPLAY_KHR:
+            once(p[0], "CL_EGL_DISPLAY_KHR");
             req->any_gl = req->has_display = true;
             req->display = reinterpret_cast<EGLDisplay>(p[1]);
             continue;
         case CL_GLX_DISPLAY_KHR: case CL_WGL_HDC_KHR: case CL_CGL_SHAREGROUP_KHR:
+            once(p[0], "a GLX/WGL/CGL property");
             req->any_gl = req->other_window_system = true;
             continue;
         case CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF:
+            once(p[0], "CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF");
+            if (p[1] != CL_TRUE && p[1] != CL_FALSE)
+                invalid("CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF must be CL_TRUE or CL_FALSE, not " + hex(p[1]));
             req->any_gl = true;
             req->allow_tiled = p[1] == CL_TRUE;
             continue;

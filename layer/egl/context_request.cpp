@@ -11,6 +11,10 @@
 namespace cldmabuf::egl {
 
 cl_int check_gl_request(const ContextRequest &req, const EglApi **egl_out, const char *what) {
+    if (req.error != CL_SUCCESS) {
+        LOG_ERROR("%s: %s", what, req.why.c_str());
+        return req.error;
+    }
     if (req.other_window_system) {
         LOG_ERROR("%s: the layer shares with GL only through EGL (CL_EGL_DISPLAY_KHR), not GLX/WGL/CGL", what);
         return CL_INVALID_OPERATION;

@@ -8,7 +8,10 @@
 //  * context lists: `original` is the caller's list; `stripped` (what the
 //    ICD sees) is 0-terminated pairs without a GL/EGL/GLX/WGL/CGL key or the
 //    layer's CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF, with every other pair kept in
-//    order; the flags say exactly which keys were given;
+//    order; the flags say exactly which keys were given; a GL key given
+//    twice or a CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF value other than
+//    CL_TRUE/CL_FALSE is the spec's CL_INVALID_PROPERTY (req.error), since
+//    the ICD never sees those entries to judge them;
 //  * EGLImage properties: accepted only when every key is
 //    CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF with CL_TRUE/CL_FALSE (the last one
 //    wins), else CL_INVALID_PROPERTY with a reason;
@@ -17,6 +20,7 @@
 //  * fourccs: a known fourcc has 1..3 planes, divisors of 1 or 2 and each
 //    plane's bytes_per_pixel equal to the element size the image import
 //    computes for its OpenCL format (image_element_size).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,10 +58,18 @@ void context_list(FuzzedDataProvider &in) {
     FUZZ_ASSERT(req.original == list);
     FUZZ_ASSERT(!req.stripped.empty() && req.stripped.back() == 0 && req.stripped.size() % 2 == 1);
     std::vector<cl_context_properties> kept;
-    bool any_gl = false, gl_ctx = false, display = false, other = false, tiled = false;
+    bool any_gl = false, gl_ctx = false, display = false, other = false, tiled = false, broken = false;
     cl_context_properties platform = 0;
+    std::vector<cl_context_properties> gl_seen;
     for (size_t i = 0; i + 1 < list.size(); i += 2) {
         const cl_context_properties k = list[i], v = list[i + 1];
+        // The spec's CL_INVALID_PROPERTY for the keys the ICD never sees:
+        // given twice, or a value that is not valid.
+        if (gl_key(k)) {
+            broken = broken || std::find(gl_seen.begin(), gl_seen.end(), k) != gl_seen.end();
+            gl_seen.push_back(k);
+        }
+        if (k == CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF && v != CL_TRUE && v != CL_FALSE) broken = true;
         any_gl = any_gl || gl_key(k);
         gl_ctx = gl_ctx || k == CL_GL_CONTEXT_KHR;
         display = display || k == CL_EGL_DISPLAY_KHR;
@@ -71,6 +83,9 @@ void context_list(FuzzedDataProvider &in) {
     FUZZ_ASSERT(req.any_gl == any_gl && req.has_gl_context == gl_ctx && req.has_display == display &&
                 req.other_window_system == other && req.allow_tiled == tiled);
     FUZZ_ASSERT(reinterpret_cast<cl_context_properties>(req.platform) == platform);
+    FUZZ_ASSERT((req.error == CL_INVALID_PROPERTY) == broken);
+    FUZZ_ASSERT(req.error == CL_SUCCESS || req.error == CL_INVALID_PROPERTY);
+    FUZZ_ASSERT(req.error == CL_SUCCESS || !req.why.empty());
 }
 
 void egl_image_list(FuzzedDataProvider &in) {

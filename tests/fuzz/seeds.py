@@ -292,6 +292,9 @@ write('fuzz-egl-attribs', [
     ('context-glx', context([(GLX, 1), (GL_CONTEXT, 1)])),
     ('context-tiled-consent', context([(EGL_DISPLAY, 1), (TILED, 1), (USER_SYNC, 1)])),
     ('context-empty', context([])),
+    # Regressions: the ICD never sees these keys, so the layer answers CL_INVALID_PROPERTY.
+    ('context-gl-context-twice', context([(EGL_DISPLAY, 1), (GL_CONTEXT, 0x1000), (GL_CONTEXT, 1)])),
+    ('context-tiled-not-boolean', context([(EGL_DISPLAY, 1), (TILED, 2)])),
     ('egl-image-tiled', egl_image([(TILED, 1)])),
     ('egl-image-tiled-not-boolean', egl_image([(TILED, 2)])),
     ('egl-image-preserved-refused', egl_image([(0x3092, 1)])),
