@@ -55,6 +55,10 @@ struct TiledRequest {
     uint64_t plane_offset = 0;
     uint64_t dmabuf_size = 0;
 };
+// The pure part of those checks (image type, element size, pitch, plane
+// offset, whole tile rows inside the dma-buf), in that order: CL_SUCCESS or
+// the error with a reason (layer/blit/tiled_layout.cpp).
+cl_int check_tiled_layout(const TiledRequest &req, std::string *why);
 cl_int prepare_tiled_image(const TiledRequest &req, const std::vector<cl_device_id> &devices,
                            std::unique_ptr<TiledImage> *out, std::string *why);
 

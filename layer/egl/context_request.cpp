@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "CL/cl_ext_cldmabuf.h"
 #include "layer/egl/egl_export.hpp"
 #include "layer/log.hpp"
 
@@ -11,39 +10,11 @@
 
 namespace cldmabuf::egl {
 
-void parse_context_properties(const cl_context_properties *props, ContextRequest *req) {
-    if (!props) return;
-    const cl_context_properties *p = props;
-    for (; *p; p += 2) {
-        switch (p[0]) {
-        case CL_GL_CONTEXT_KHR:
-            req->any_gl = req->has_gl_context = true;
-            req->gl_context = reinterpret_cast<EGLContext>(p[1]);
-            continue;
-        case CL_EGL_DISPLAY_KHR:
-            req->any_gl = req->has_display = true;
-            req->display = reinterpret_cast<EGLDisplay>(p[1]);
-            continue;
-        case CL_GLX_DISPLAY_KHR: case CL_WGL_HDC_KHR: case CL_CGL_SHAREGROUP_KHR:
-            req->any_gl = req->other_window_system = true;
-            continue;
-        case CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF:
-            req->any_gl = true;
-            req->allow_tiled = p[1] == CL_TRUE;
-            continue;
-        case CL_CONTEXT_PLATFORM:
-            req->platform = reinterpret_cast<cl_platform_id>(p[1]);
-            break;
-        default: break;
-        }
-        req->stripped.push_back(p[0]);
-        req->stripped.push_back(p[1]);
-    }
-    req->stripped.push_back(0);
-    req->original.assign(props, p + 1);
-}
-
 cl_int check_gl_request(const ContextRequest &req, const EglApi **egl_out, const char *what) {
+    if (req.error != CL_SUCCESS) {
+        LOG_ERROR("%s: %s", what, req.why.c_str());
+        return req.error;
+    }
     if (req.other_window_system) {
         LOG_ERROR("%s: the layer shares with GL only through EGL (CL_EGL_DISPLAY_KHR), not GLX/WGL/CGL", what);
         return CL_INVALID_OPERATION;

@@ -3,6 +3,7 @@
 // the checks on a GL request the layer serves.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "layer/cl_compat.h"
@@ -21,6 +22,12 @@ struct ContextRequest {
     bool allow_tiled = false;
     std::vector<cl_context_properties> stripped;  // for the ICD: the GL and layer properties taken out
     std::vector<cl_context_properties> original;
+    // The first rule the layer's part of the list breaks (the ICD never sees
+    // those entries, so it cannot judge them): CL_INVALID_PROPERTY when a GL
+    // key is given twice or CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF is not
+    // CL_TRUE/CL_FALSE, with the reason.  check_gl_request refuses it.
+    cl_int error = CL_SUCCESS;
+    std::string why;
 };
 
 void parse_context_properties(const cl_context_properties *props, ContextRequest *req);

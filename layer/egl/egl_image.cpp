@@ -3,6 +3,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/dispatch.hpp"
+#include "layer/egl/attrib_lists.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_export.hpp"
 #include "layer/egl/egl_image_import.hpp"
@@ -23,15 +24,8 @@ cl_mem CL_API_CALL create_from_egl_image(cl_context context, CLeglDisplayKHR dis
 
     ImportRequest req{what, CL_INVALID_EGL_OBJECT_KHR, CL_IMAGE_FORMAT_NOT_SUPPORTED, CL_IMAGE_FORMAT_NOT_SUPPORTED,
                       false};
-    for (const cl_egl_image_properties_khr *p = properties; p && *p; p += 2) {
-        if (p[0] == CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF && (p[1] == CL_TRUE || p[1] == CL_FALSE)) {
-            req.allow_tiled = p[1] == CL_TRUE;
-            continue;
-        }
-        return refuse(errcode_ret, CL_INVALID_PROPERTY, what,
-                      "property " + hex_text(static_cast<uint64_t>(p[0])) +
-                          " is not supported (cl_khr_egl_image defines none)");
-    }
+    if (std::string why; parse_egl_image_properties(properties, &req.allow_tiled, &why) != CL_SUCCESS)
+        return refuse(errcode_ret, CL_INVALID_PROPERTY, what, why);
     if (!valid_access_flags(flags)) return refuse(errcode_ret, CL_INVALID_VALUE, what, access_flags_rule);
     std::string why;
     const EglApi *egl = egl_api(&why);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "layer/dispatch.hpp"
+#include "layer/egl/attrib_lists.hpp"
 #include "layer/egl/device_check.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_image_import.hpp"
@@ -78,18 +79,7 @@ cl_mem CL_API_CALL create_from_gl_texture(cl_context context, cl_mem_flags flags
     if (icd_serves(context) && next().clCreateFromGLTexture)
         return next().clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
     constexpr const char *what = "clCreateFromGLTexture";
-    switch (target) {
-    case GL_TEXTURE_2D: break;
-    case 0x0DE0 /* GL_TEXTURE_1D */: case 0x8C18 /* GL_TEXTURE_1D_ARRAY */: case 0x8C2A /* GL_TEXTURE_BUFFER */:
-    case GL_TEXTURE_2D_ARRAY: case GL_TEXTURE_3D: case 0x84F5 /* GL_TEXTURE_RECTANGLE */:
-    case GL_TEXTURE_CUBE_MAP_POSITIVE_X: case GL_TEXTURE_CUBE_MAP_NEGATIVE_X:
-    case GL_TEXTURE_CUBE_MAP_POSITIVE_Y: case GL_TEXTURE_CUBE_MAP_NEGATIVE_Y:
-    case GL_TEXTURE_CUBE_MAP_POSITIVE_Z: case GL_TEXTURE_CUBE_MAP_NEGATIVE_Z:
-        return refuse(errcode_ret, CL_INVALID_OPERATION, what,
-                      "only GL_TEXTURE_2D textures are shared by the layer (target " + hex_text(target) + ")");
-    default:
-        return refuse(errcode_ret, CL_INVALID_VALUE, what, "texture_target is not a GL texture target");
-    }
+    if (std::string why; cl_int err = gl_texture_target_rule(target, &why)) return refuse(errcode_ret, err, what, why);
     return create_from_gl(context, flags, EGL_GL_TEXTURE_2D_KHR, CL_GL_OBJECT_TEXTURE2D, target, miplevel, texture,
                           what, errcode_ret);
 }

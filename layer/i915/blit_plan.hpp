@@ -83,6 +83,12 @@ int plan_copy_buffer(const BufferCopy &req, BlitPlan *plan);
 int plan_copy_rect(const RectCopy &req, BlitPlan *plan);
 int plan_copy_2d(const ImageCopy &req, BlitPlan *plan);
 
+// One past the highest byte a plan touches on each side (relative to the
+// objects' starts), from the blits themselves: what the engine checks
+// against the objects' sizes before it submits (tests/fuzz checks that the
+// blitter never addresses past it).
+void plan_extent(const BlitPlan &plan, uint64_t *src_end, uint64_t *dst_end);
+
 // Tile geometry: width in bytes and height in rows (0 for linear).
 uint32_t tile_width_bytes(Tiling t);
 uint32_t tile_height_rows(Tiling t);

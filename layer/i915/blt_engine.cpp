@@ -22,26 +22,6 @@ bool in_bounds(uint64_t off, uint64_t len, uint64_t size) {
     return off <= size && len <= size - off;
 }
 
-// Highest byte (exclusive) a plan touches on each side, from the blits
-// themselves: the last row of each rectangle.
-void plan_extent(const BlitPlan &plan, uint64_t *src_end, uint64_t *dst_end) {
-    *src_end = *dst_end = 0;
-    for (const Blit &b : plan.blits) {
-        const uint32_t cpp = b.bpp / 8;
-        const int32_t w = b.dst_x2 - b.dst_x1, h = b.dst_y2 - b.dst_y1;
-        auto side_end = [&](Tiling t, uint64_t off, uint32_t pitch, int32_t x, int32_t y) {
-            if (t == Tiling::Linear)
-                return off + uint64_t(y + h - 1) * pitch + uint64_t(x + w) * cpp;
-            // One past the last tile touched (the base already holds whole tiles).
-            const uint64_t th = tile_height_rows(t), tw = tile_width_bytes(t);
-            const uint64_t last_row = uint64_t(y + h - 1) / th, last_col = (uint64_t(x + w) * cpp - 1) / tw;
-            return off + (last_row * (pitch / tw) + last_col + 1) * 4096;
-        };
-        *src_end = std::max(*src_end, side_end(b.src_tiling, b.src_offset, b.src_pitch, b.src_x, b.src_y));
-        *dst_end = std::max(*dst_end, side_end(b.dst_tiling, b.dst_offset, b.dst_pitch, b.dst_x1, b.dst_y1));
-    }
-}
-
 }  // namespace
 
 BltEngine *BltEngine::instance() {

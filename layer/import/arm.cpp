@@ -17,60 +17,6 @@
 
 namespace cldmabuf {
 
-cl_int parse_arm_import_properties(const cl_import_properties_arm *props, ArmImportProperties *out,
-                                   std::string *why) {
-    *out = ArmImportProperties{};
-    if (!props) return CL_SUCCESS;
-    bool seen_type = false, seen_protected = false, seen_consistency = false;
-    auto repeated = [&](bool &seen, const char *name) {
-        if (seen) *why = std::string(name) + " given twice";
-        const bool again = seen;
-        seen = true;
-        return again;
-    };
-    auto boolean = [&](cl_import_properties_arm v, const char *name, bool *dst) {
-        if (v != CL_TRUE && v != CL_FALSE) {
-            *why = std::string(name) + " must be CL_TRUE or CL_FALSE, got " + std::to_string(v);
-            return false;
-        }
-        *dst = v == CL_TRUE;
-        return true;
-    };
-    auto take = [&](cl_import_properties_arm key, cl_import_properties_arm value) -> cl_int {
-        switch (key) {
-        case CL_IMPORT_TYPE_ARM:
-            if (repeated(seen_type, "CL_IMPORT_TYPE_ARM")) return CL_INVALID_PROPERTY;
-            if (value != CL_IMPORT_TYPE_HOST_ARM && value != CL_IMPORT_TYPE_DMA_BUF_ARM &&
-                value != CL_IMPORT_TYPE_ANDROID_HARDWARE_BUFFER_ARM) {
-                *why = "CL_IMPORT_TYPE_ARM value " + std::to_string(value) + " is not a memory type";
-                return CL_INVALID_PROPERTY;
-            }
-            out->type = value;
-            break;
-        case CL_IMPORT_TYPE_PROTECTED_ARM:
-            if (repeated(seen_protected, "CL_IMPORT_TYPE_PROTECTED_ARM")) return CL_INVALID_PROPERTY;
-            if (!boolean(value, "CL_IMPORT_TYPE_PROTECTED_ARM", &out->protected_memory)) return CL_INVALID_PROPERTY;
-            break;
-        case CL_IMPORT_DMA_BUF_DATA_CONSISTENCY_WITH_HOST_ARM:
-            if (repeated(seen_consistency, "CL_IMPORT_DMA_BUF_DATA_CONSISTENCY_WITH_HOST_ARM"))
-                return CL_INVALID_PROPERTY;
-            if (!boolean(value, "CL_IMPORT_DMA_BUF_DATA_CONSISTENCY_WITH_HOST_ARM", &out->host_consistency))
-                return CL_INVALID_PROPERTY;
-            break;
-        default:
-            *why = "unknown clImportMemoryARM property " + std::to_string(key);
-            return CL_INVALID_PROPERTY;
-        }
-        return CL_SUCCESS;
-    };
-    cl_int err = CL_SUCCESS;
-    walk_properties(props, [&](const cl_import_properties_arm *p, size_t) {
-        err = take(p[0], p[1]);
-        return err == CL_SUCCESS;
-    });
-    return err;
-}
-
 namespace {
 
 using ImportMemoryArmFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *,

@@ -99,18 +99,13 @@ cl_int check_image_request(cl_context context, const cl_mem_properties *properti
     if (std::none_of(req->devices.begin(), req->devices.end(),
                      [](cl_device_id d) { return device_value<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE; }))
         return refuse_with(CL_INVALID_OPERATION, "no device of the import supports images");
-    req->elem = image_element_size(*format);
-    if (!req->elem)
-        return refuse_with(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
-                           "channel order 0x" + std::to_string(format->image_channel_order) + " / type 0x" +
-                               std::to_string(format->image_channel_data_type) + " is not a valid image format");
-    // A tiled surface's pitch, when not given, is the row in whole tiles.
+    SurfaceLayout surface;
+    if (cl_int err = describe_surface(props.layer, *format, *desc, &surface, why); err != CL_SUCCESS) return err;
+    req->elem = surface.elem;
+    req->tiling = surface.tiling;
+    req->tiled = surface.tiled;
+    req->g = surface.g;
     const ImageLayerProperties &layer = props.layer;
-    req->tiled = layer.has_modifier && layer.allow_tiled && tiling_of_modifier(layer.modifier, &req->tiling);
-    cl_image_desc surface = *desc;
-    if (req->tiled)
-        surface.image_row_pitch = tiled_row_pitch(req->tiling, desc->image_width * req->elem, desc->image_row_pitch);
-    if (cl_int err = image_geometry(surface, req->elem, &req->g, why); err != CL_SUCCESS) return err;
     if (!format_supported(context, flags, desc->image_type, *format))
         return refuse_with(CL_IMAGE_FORMAT_NOT_SUPPORTED,
                            "the ICD does not support this channel order/type for this image type and access");
@@ -124,8 +119,7 @@ cl_int check_image_request(cl_context context, const cl_mem_properties *properti
     // for an image over a buffer (clCreateImage: "image_row_pitch *
     // image_height > size of the buffer"); CL_INVALID_BUFFER_SIZE is a
     // buffer's error.
-    if (__builtin_add_overflow(static_cast<size_t>(layer.plane_offset), req->g.needed, &req->end) ||
-        layer.plane_offset > static_cast<uint64_t>(SIZE_MAX) || req->end > static_cast<uint64_t>(req->dmabuf_bytes))
+    if (!plane_end(layer.plane_offset, req->g.needed, req->dmabuf_bytes, &req->end))
         return refuse_with(CL_INVALID_IMAGE_SIZE, "plane offset " + std::to_string(layer.plane_offset) + " + " +
                                                       std::to_string(req->g.needed) +
                                                       " image bytes is past the dma-buf's end (" +

@@ -7,6 +7,7 @@
 
 #include <drm_fourcc.h>
 
+#include "layer/blit/tiled_shadow.hpp"
 #include "layer/dispatch.hpp"
 
 namespace cldmabuf {
@@ -139,6 +140,27 @@ cl_int image_geometry(const cl_image_desc &desc, size_t elem, Geometry *g, std::
     // 1D arrays: the slice pitch is the distance between rows of the array.
     if (t == CL_MEM_OBJECT_IMAGE1D_ARRAY) g->row_pitch = g->slice_pitch;
     return CL_SUCCESS;
+}
+
+cl_int describe_surface(const ImageLayerProperties &layer, const cl_image_format &format, const cl_image_desc &desc,
+                        SurfaceLayout *out, std::string *why) {
+    out->elem = image_element_size(format);
+    if (!out->elem) {
+        *why = "channel order 0x" + std::to_string(format.image_channel_order) + " / type 0x" +
+               std::to_string(format.image_channel_data_type) + " is not a valid image format";
+        return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+    }
+    out->tiled = layer.has_modifier && layer.allow_tiled && tiling_of_modifier(layer.modifier, &out->tiling);
+    cl_image_desc surface = desc;
+    if (out->tiled)
+        surface.image_row_pitch = tiled_row_pitch(out->tiling, desc.image_width * out->elem, desc.image_row_pitch);
+    return image_geometry(surface, out->elem, &out->g, why);
+}
+
+bool plane_end(uint64_t plane_offset, size_t needed, int64_t dmabuf_bytes, size_t *end) {
+    return !__builtin_add_overflow(static_cast<size_t>(plane_offset), needed, end) &&
+           plane_offset <= static_cast<uint64_t>(SIZE_MAX) && dmabuf_bytes >= 0 &&
+           *end <= static_cast<uint64_t>(dmabuf_bytes);
 }
 
 bool format_supported(cl_context context, cl_mem_flags flags, cl_mem_object_type type, const cl_image_format &f) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "layer/cl_compat.h"
+#include "layer/i915/batch_encoder.hpp"
 #include "layer/import/request.hpp"
 
 namespace cldmabuf {
@@ -31,6 +32,24 @@ struct Geometry {
 
 // Pitches and extent of the descriptor; CL_SUCCESS or the error with a reason.
 cl_int image_geometry(const cl_image_desc &desc, size_t elem, Geometry *g, std::string *why);
+
+// The surface an image import describes in its dma-buf, before any ICD is
+// asked: the format's element size, the tiling (X/Y only with the caller's
+// consent; a tiled pitch left 0 is the row in whole tiles) and the
+// descriptor's geometry.  CL_SUCCESS, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR for
+// a format without an element size, or image_geometry's error, with a reason.
+struct SurfaceLayout {
+    size_t elem = 0;
+    i915::Tiling tiling = i915::Tiling::Linear;
+    bool tiled = false;
+    Geometry g;
+};
+cl_int describe_surface(const ImageLayerProperties &layer, const cl_image_format &format, const cl_image_desc &desc,
+                        SurfaceLayout *out, std::string *why);
+
+// *end = plane offset + the bytes the image spans; false when that
+// overflows or passes the dma-buf's `dmabuf_bytes` (CL_INVALID_IMAGE_SIZE).
+bool plane_end(uint64_t plane_offset, size_t needed, int64_t dmabuf_bytes, size_t *end);
 
 // True when the ICD lists the format for this image type and access.
 bool format_supported(cl_context context, cl_mem_flags flags, cl_mem_object_type type, const cl_image_format &f);
