@@ -130,7 +130,8 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
         const cl_ulong counters[CL_STATS_COUNT_CLDMABUF] = {s.blt_copies,       s.copy_in_bytes,
                                                             s.copy_out_bytes,   s.staged_bytes,
                                                             s.staged_transfers, s.direct_transfers,
-                                                            s.staging_fallbacks, live_workers()};
+                                                            s.staging_fallbacks, live_workers(),
+                                                            s.fast_handoffs,    s.queued_handoffs};
         return answer(counters, sizeof counters, size, value, size_ret);
     }
     default: return next().clGetPlatformInfo(platform, name, size, value, size_ret);
