@@ -165,13 +165,16 @@ cl_int status_of(cl_event marker) {
 // at load 7 on 2 cores), so "is the queue idle" needs a short look.  Past
 // the bound the command takes the queued path: an ICD that reports a marker
 // behind a running kernel as CL_SUBMITTED costs the caller at most this.
+// At least idle_looks looks as well: on a slow machine (the VM lane's TCG)
+// the ICD's thread is slower by the same factor as each look.
 constexpr auto idle_look = std::chrono::microseconds(50);
+constexpr int idle_looks = 64;
 
 // Enqueues the command's marker; *idle when every earlier command of the
 // queue has finished.  A marker still CL_QUEUED after a flush waits for
 // earlier commands (PoCL submits a command to its device once its
 // dependencies completed): no waiting for it here.  One CL_SUBMITTED or
-// CL_RUNNING is watched for up to idle_look.
+// CL_RUNNING is watched for up to idle_look and idle_looks.
 cl_int enqueue_marker(cl_command_queue queue, cl_event *marker, bool *idle) {
     if (cl_int err = next().clEnqueueMarkerWithWaitList(queue, 0, nullptr, marker); err != CL_SUCCESS) return err;
     cl_int status = status_of(*marker);
@@ -183,10 +186,12 @@ cl_int enqueue_marker(cl_command_queue queue, cl_event *marker, bool *idle) {
         const auto deadline = std::chrono::steady_clock::now() + idle_look;
         // Yield between looks: on a loaded machine the ICD's own thread
         // needs the core this thread would spin on.
+        int looks = 0;
         do {
             std::this_thread::yield();
             status = status_of(*marker);
-        } while ((status == CL_SUBMITTED || status == CL_RUNNING) && std::chrono::steady_clock::now() < deadline);
+        } while ((status == CL_SUBMITTED || status == CL_RUNNING) &&
+                 (++looks < idle_looks || std::chrono::steady_clock::now() < deadline));
     }
     *idle = status == CL_COMPLETE;
     return CL_SUCCESS;
