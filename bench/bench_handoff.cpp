@@ -12,11 +12,15 @@
 //
 // Prints medians, how many handoffs took the layer's fast path (its
 // counters, CL_PLATFORM_STATS_CLDMABUF), and
-// `RATIO handoff/floor = x (target <= 1.2) met|MISS`.  --csv writes one line
+// `RATIO handoff/floor = x (target <= 1.2) met|MISS`.  An import on the copy
+// route (a discrete device: NVIDIA) moves its bytes on acquire and release,
+// so its floor also has the ICD's own non-blocking Write and Read of the same
+// bytes (from and to the dma-buf's mapping, into a plain buffer).  --csv writes one line
 // per round (round,floor_us,handoff_us) for bench/plot.
 #include <linux/dma-buf.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
@@ -57,18 +61,29 @@ std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> layer_stats(cl_platform_id platfor
 }
 
 // What any handoff must cost at least: the ICD's two commands with events,
-// their completion, and the kernel's fence poll and CPU-access bracket.
-double floor_once(const e2e::ClEnv &env, int fd) {
+// their completion, and the kernel's fence poll and CPU-access bracket; on
+// the copy route (`dev` non-null) also the ICD's Write and Read of the bytes.
+struct Floor {
+    int fd;
+    cl_mem dev = nullptr;  // copy route: a plain buffer of the import's size
+    void *host = nullptr;  // ... and the dma-buf's mapping
+    size_t size = 0;
+};
+
+double floor_once(const e2e::ClEnv &env, const Floor &f) {
     const auto t0 = Clock::now();
     cl_event a = nullptr, b = nullptr;
     check(clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &a), "clEnqueueMarkerWithWaitList");
-    pollfd p{fd, POLLOUT, 0};
+    pollfd p{f.fd, POLLOUT, 0};
     if (poll(&p, 1, 0) != 1) throw std::runtime_error("the dma-buf has pending fences");
     dma_buf_sync start{DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW};
-    if (ioctl(fd, DMA_BUF_IOCTL_SYNC, &start) != 0) throw std::runtime_error("DMA_BUF_IOCTL_SYNC START failed");
+    if (ioctl(f.fd, DMA_BUF_IOCTL_SYNC, &start) != 0) throw std::runtime_error("DMA_BUF_IOCTL_SYNC START failed");
+    if (f.dev)
+        check(clEnqueueWriteBuffer(env.queue, f.dev, CL_FALSE, 0, f.size, f.host, 0, nullptr, nullptr), "write");
     check(clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &b), "clEnqueueMarkerWithWaitList");
+    if (f.dev) check(clEnqueueReadBuffer(env.queue, f.dev, CL_TRUE, 0, f.size, f.host, 0, nullptr, nullptr), "read");
     dma_buf_sync end{DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW};
-    if (ioctl(fd, DMA_BUF_IOCTL_SYNC, &end) != 0) throw std::runtime_error("DMA_BUF_IOCTL_SYNC END failed");
+    if (ioctl(f.fd, DMA_BUF_IOCTL_SYNC, &end) != 0) throw std::runtime_error("DMA_BUF_IOCTL_SYNC END failed");
     check(clFinish(env.queue), "clFinish");
     clReleaseEvent(a);
     clReleaseEvent(b);
@@ -115,18 +130,33 @@ int main(int argc, char **argv) {
         cl_int err = CL_SUCCESS;
         cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
         check(err, "clCreateBufferWithProperties(dma-buf)");
+        cl_uint route = CL_DMA_BUF_ROUTE_HOST_PTR_CLDMABUF;
+        check(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr),
+              "clGetMemObjectInfo(CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF)");
+        Floor fl_shape{buf.fd};
+        if (route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF) {
+            fl_shape.size = size;
+            fl_shape.dev = clCreateBuffer(env.context, CL_MEM_READ_WRITE, size, nullptr, &err);
+            check(err, "clCreateBuffer");
+            fl_shape.host = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, buf.fd, 0);
+            if (fl_shape.host == MAP_FAILED) throw std::runtime_error("mmap of the dma-buf failed");
+        }
         for (int i = 0; i < 5; ++i) {  // warm-up: the queue's worker, first events, caches
-            floor_once(env, buf.fd);
+            floor_once(env, fl_shape);
             handoff_once(env, mem);
         }
         const auto before = layer_stats(env.platform);
         std::vector<double> fl, ho;
         for (int r = 0; r < rounds; ++r) {
-            fl.push_back(floor_once(env, buf.fd));
+            fl.push_back(floor_once(env, fl_shape));
             ho.push_back(handoff_once(env, mem));
         }
         const auto after = layer_stats(env.platform);
         check(clReleaseMemObject(mem), "clReleaseMemObject");
+        if (fl_shape.dev) {
+            clReleaseMemObject(fl_shape.dev);
+            munmap(fl_shape.host, size);
+        }
         const cl_ulong fast = after[CL_STATS_FAST_HANDOFFS_CLDMABUF] - before[CL_STATS_FAST_HANDOFFS_CLDMABUF];
         const cl_ulong queued = after[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF];
         if (csv) {
@@ -140,7 +170,8 @@ int main(int argc, char **argv) {
         std::printf("bench-handoff: platform \"%s\", device \"%s\", dma-buf source %s, %zu bytes, %d rounds\n",
                     env.platform_name.c_str(), e2e::device_string(env.device, CL_DEVICE_NAME).c_str(),
                     e2e::dmabuf_source().c_str(), size, rounds);
-        std::printf("VALUE handoff_floor_us = %.2f (2 markers with events + clFinish + poll + SYNC START/END)\n", f);
+        std::printf("VALUE handoff_floor_us = %.2f (2 markers with events + clFinish + poll + SYNC START/END%s)\n", f,
+                    fl_shape.dev ? " + the ICD's Write and Read of the bytes: copy route" : "");
         std::printf("VALUE handoff_us = %.2f (acquire + release + clFinish)\n", h);
         std::printf("VALUE handoff_fast_path = %llu of %llu commands\n", static_cast<unsigned long long>(fast),
                     static_cast<unsigned long long>(fast + queued));
