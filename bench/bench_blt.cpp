@@ -29,6 +29,7 @@ public:
     int open(const char *, int) override { return 3; }
     int close(int) override { return 0; }
     int dup(int fd) override { return fd; }
+    unsigned long long execbuffers = 0;
     int ioctl(int, unsigned long req, void *arg) override {
         switch (req) {
         case DRM_IOCTL_VERSION: {
@@ -49,6 +50,7 @@ public:
             static_cast<drm_i915_gem_create *>(arg)->handle = ++handles_;
             return 0;
         case DRM_IOCTL_I915_GEM_EXECBUFFER2_WR:
+            ++execbuffers;
             static_cast<drm_i915_gem_execbuffer2 *>(arg)->rsvd2 = uint64_t{77} << 32;
             return 0;
         default:
@@ -178,6 +180,8 @@ int main(int argc, char **argv) {
                 "seam, fake kernel accepting everything; %d iterations each) and blits per copy\n\n",
                 iters);
     std::printf("%-44s %7s %5s %8s %10s\n", "case", "blits", "bpp", "dwords", "ns/submit");
+    double worst_buffer_ns = 0;  // issue #18: <= 3 us per buffer copy, submission only
+    unsigned long long calls = 0;
     for (const Case &c : cases()) {
         BlitPlan p;
         if (plan_case(c, &p) != 0) {
@@ -197,12 +201,21 @@ int main(int argc, char **argv) {
         }
         const auto t1 = std::chrono::steady_clock::now();
         const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+        calls += n;
+        if (c.kind == 0) worst_buffer_ns = std::max(worst_buffer_ns, ns);
         std::printf("%-44s %7zu %5u %8zu %10.0f%s\n", c.name, p.blits.size(), max_bpp(p),
                     dwords & ~size_t{1}, ns, rc ? "  (submit failed)" : "");
     }
     const auto st = eng->stats();
     std::printf("\nsubmits %llu, blits %llu, bytes %llu (fake kernel: nothing executed)\n",
                 (unsigned long long)st.submits, (unsigned long long)st.blits, (unsigned long long)st.bytes);
+    // The engine's part of a clEnqueueCopyBuffer between imports (plan,
+    // encode, one execbuffer); the layer's host step around it (marker,
+    // worker, gate, barrier) is the ICD's and bench-handoff's business.
+    std::printf("RATIO blt_submit_cpu_us[buffer copies, worst case] = %.2f (target <= 3) %s\n",
+                worst_buffer_ns / 1000, worst_buffer_ns <= 3000 ? "met" : "MISS");
+    const double per_copy = calls ? double(fake.execbuffers) / double(calls) : 0;
+    std::printf("RATIO execbuffers_per_copy = %.2f (target 1) %s\n", per_copy, per_copy == 1.0 ? "met" : "MISS");
     eng.reset();
     cldmabuf::set_kernel(nullptr);
     return 0;

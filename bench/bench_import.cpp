@@ -6,7 +6,9 @@
 // source is CLDMABUF_TEST_DMABUF=heap|udmabuf|vgem|sim as in the e2e tests;
 // "sim" needs LD_PRELOAD=.../libvgen9.so (its dma-bufs are memfds).
 //
-//   bench-import [--reps N] [--budget-ms MS] [--no-stats]
+//   bench-import [--reps N] [--budget-ms MS] [--no-stats] [--data FILE]
+//
+// --data writes the table for bench/plot: size_bytes import_us copy_us memcpy_us.
 //
 // Prints a table of medians and RATIO lines (bench/run-benchmarks greps
 // them).  "host bytes copied" comes from a child run of this program with
@@ -196,7 +198,7 @@ long long host_bytes_copied(std::string *line_out) {
     return std::atoll(line_out->c_str() + k + 18);
 }
 
-const char *verdict(bool ok) { return ok ? "PASS" : "MISS"; }
+const char *verdict(bool ok) { return ok ? "met" : "MISS"; }
 
 }  // namespace
 
@@ -204,6 +206,7 @@ int main(int argc, char **argv) {
     int max_reps = 200;
     double budget_ms = 1500;
     bool want_stats = true;
+    const char *data = nullptr;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--stats-child") {
@@ -219,8 +222,10 @@ int main(int argc, char **argv) {
             budget_ms = std::atof(argv[++i]);
         } else if (a == "--no-stats") {
             want_stats = false;
+        } else if (a == "--data" && i + 1 < argc) {
+            data = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: bench-import [--reps N] [--budget-ms MS] [--no-stats]\n");
+            std::fprintf(stderr, "usage: bench-import [--reps N] [--budget-ms MS] [--no-stats] [--data FILE]\n");
             return 2;
         }
     }
@@ -256,6 +261,15 @@ int main(int argc, char **argv) {
             std::printf("%-9s %12.1f %6d %14.1f %6d %10.1f %12.2f %12.1f %10.1f\n", size_name(s).c_str(), imp[i], ni,
                         cpy[i], nc, cpy[i] / imp[i], s / (cpy[i] * 1e3), flo[i], flo[i] / imp[i]);
             std::fflush(stdout);
+        }
+
+        if (data) {
+            FILE *f = std::fopen(data, "w");
+            if (!f) throw std::runtime_error(std::string("cannot write ") + data);
+            std::fprintf(f, "# %s: size_bytes import_us copy_route_us memcpy_floor_us\n", e2e::dmabuf_source().c_str());
+            for (size_t i = 0; i < std::size(sizes); ++i)
+                std::fprintf(f, "%zu %.2f %.2f %.2f\n", sizes[i], imp[i], cpy[i], flo[i]);
+            std::fclose(f);
         }
 
         std::printf("\n%-9s %12s %6s\n", "size", "acq+rel_us", "N");

@@ -6,16 +6,16 @@
 #include "layer/icd_slots.hpp"
 
 namespace cldmabuf {
-namespace {
+namespace dispatch_tables {
 // The loader's table with its 2.x/3.0 slots guarded (layer/icd_slots.hpp):
 // what the layer calls.  The layer's own table copies the loader's unguarded,
 // so calls the layer passes through reach the ICD exactly as without it.
 cl_icd_dispatch guarded_next;
 cl_icd_dispatch layer_dispatch;
-}  // namespace
+}  // namespace dispatch_tables
 
-const cl_icd_dispatch &next() { return guarded_next; }
-const cl_icd_dispatch &ours() { return layer_dispatch; }
+using dispatch_tables::guarded_next;
+using dispatch_tables::layer_dispatch;
 
 const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_entries) {
     std::memset(&layer_dispatch, 0, sizeof layer_dispatch);

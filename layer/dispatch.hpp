@@ -9,15 +9,23 @@
 
 namespace cldmabuf {
 
+namespace dispatch_tables {
+// Filled by init_dispatch (layer/dispatch.cpp); read through next() / ours().
+// Hidden: the layer's own calls down address them relative to the code.
+extern cl_icd_dispatch guarded_next __attribute__((visibility("hidden")));
+extern cl_icd_dispatch layer_dispatch __attribute__((visibility("hidden")));
+}  // namespace dispatch_tables
+
 // The dispatch table below the layer, its 2.x/3.0 slots guarded for older
-// ICDs (layer/icd_slots.hpp).  Valid after init.
-const cl_icd_dispatch &next();
+// ICDs (layer/icd_slots.hpp).  Valid after init.  Inline: a pass-through
+// wrapper's call down is then one load and a jump (issue #18).
+inline const cl_icd_dispatch &next() { return dispatch_tables::guarded_next; }
 
 // The layer's own table (what the loader calls).  The one way a feature
 // re-enters the layer's entry points (e.g. egl importing an EGLImage through
 // the layer's clCreateImageWithProperties): read at call time, it runs
 // every check the application's call would.
-const cl_icd_dispatch &ours();
+inline const cl_icd_dispatch &ours() { return dispatch_tables::layer_dispatch; }
 
 // Builds both tables from `target` (copying `num_entries` slots): guards the
 // one below, fills ours (fill_layer_table).  Returns ours for the loader.

@@ -11,6 +11,7 @@
 
 #include "layer/param_answer.hpp"
 #include "layer/dispatch.hpp"
+#include "layer/name_filter.hpp"
 #include "layer/worker.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/stats.hpp"
@@ -137,15 +138,25 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
         const cl_ulong counters[CL_STATS_COUNT_CLDMABUF] = {s.blt_copies,       s.copy_in_bytes,
                                                             s.copy_out_bytes,   s.staged_bytes,
                                                             s.staged_transfers, s.direct_transfers,
-                                                            s.staging_fallbacks, live_workers()};
+                                                            s.staging_fallbacks, live_workers(),
+                                                            s.fast_handoffs,    s.queued_handoffs};
         return answer(counters, sizeof counters, size, value, size_ret);
     }
     default: return next().clGetPlatformInfo(platform, name, size, value, size_ret);
     }
 }
 
-cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, size_t size, void *value,
-                                   size_t *size_ret) {
+namespace {
+
+// The device names the layer answers (the rest is the ICD's).
+constexpr cl_uint layer_device_names[] = {CL_DEVICE_EXTENSIONS, CL_DEVICE_EXTENSIONS_WITH_VERSION,
+                                          CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
+                                          CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR};
+constexpr NameFilter layer_device_name(layer_device_names);
+
+// Out of line, so that the pass-through below needs no stack frame.
+[[gnu::noinline]] cl_int answer_device_info(cl_device_id device, cl_device_info name, size_t size, void *value,
+                                            size_t *size_ret) {
     auto query = [device](cl_uint n, size_t s, void *v, size_t *r) {
         return next().clGetDeviceInfo(device, n, s, v, r);
     };
@@ -175,6 +186,16 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
     }
     default: return next().clGetDeviceInfo(device, name, size, value, size_ret);
     }
+}
+
+}  // namespace
+
+// Every other name (CL_DEVICE_TYPE, ...) goes straight down: one table byte
+// decides (layer/name_filter.hpp).
+cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, size_t size, void *value,
+                                   size_t *size_ret) {
+    if (layer_device_name.may_be_ours(name)) return answer_device_info(device, name, size, value, size_ret);
+    return next().clGetDeviceInfo(device, name, size, value, size_ret);
 }
 
 }  // namespace cldmabuf

@@ -161,13 +161,13 @@ void CL_CALLBACK release_step_events(cl_event, cl_int, void *data) {
     });
 }
 
+}  // namespace
+
 bool profiling_queue(cl_command_queue queue) {
     cl_command_queue_properties props = 0;
     return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS &&
            (props & CL_QUEUE_PROFILING_ENABLE);
 }
-
-}  // namespace
 
 // Each refusal logs its one line here: the callers (acquire, release, map
 // and unmap sync, blitter copies) return the code as it is.
@@ -196,16 +196,20 @@ cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list) {
 }
 
 cl_int enqueue_host_step(HostStep step, cl_event *event) {
+    cl_event marker = step.marker;
     cl_context context = nullptr;
     cl_int err = next().clGetCommandQueueInfo(step.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
-    if (err != CL_SUCCESS) return CL_INVALID_COMMAND_QUEUE;
-    if (cl_int failed = check_wait_list(step.num_events, step.wait_list); failed != CL_SUCCESS) return failed;
-
-    cl_event marker = nullptr;
-    err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);
-    if (err != CL_SUCCESS) {  // the ICD validated the wait list (events of another context, ...)
-        LOG_ERROR("the ICD refused the step's marker (error %d): check the wait list", err);
-        return err;
+    if (err != CL_SUCCESS) {
+        if (marker) next().clReleaseEvent(marker);
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    if (!marker) {
+        if (cl_int failed = check_wait_list(step.num_events, step.wait_list); failed != CL_SUCCESS) return failed;
+        err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);
+        if (err != CL_SUCCESS) {  // the ICD validated the wait list (events of another context, ...)
+            LOG_ERROR("the ICD refused the step's marker (error %d): check the wait list", err);
+            return err;
+        }
     }
     cl_event gate = next().clCreateUserEvent(context, &err);
     if (!gate) {

@@ -43,11 +43,19 @@ struct HostStep {
     // application releasing them right after enqueueing cannot pull the
     // dma-buf (and its fd) away from under the worker.
     std::vector<cl_mem> keep_alive;
+    // A marker the caller already enqueued with the wait list (the handoff's
+    // fast path tried it and found something to wait for): the step takes
+    // its reference and enqueues none of its own.
+    cl_event marker = nullptr;
 };
 
 // CL_INVALID_EVENT_WAIT_LIST for a count/list mismatch or an invalid event,
 // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when an event already failed.
 cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list);
+
+// Whether the queue records profiling timestamps (a step's event then
+// answers with its own, layer/step_times.hpp).
+bool profiling_queue(cl_command_queue queue);
 
 // Enqueues the step.  On success *event (if non-NULL) receives the step's event.
 cl_int enqueue_host_step(HostStep step, cl_event *event);

@@ -35,7 +35,8 @@ std::string Stats::summary() const {
         << " copy_in_bytes=" << copy_in_bytes << " copy_out_bytes=" << copy_out_bytes
         << " staged_bytes=" << staged_bytes << " staged_transfers=" << staged_transfers
         << " direct_transfers=" << direct_transfers << " staging_fallbacks=" << staging_fallbacks
-        << " acquires=" << acquires << " releases=" << releases << " fence_waits=" << fence_waits
+        << " acquires=" << acquires << " releases=" << releases << " fast_handoffs=" << fast_handoffs
+        << " queued_handoffs=" << queued_handoffs << " fence_waits=" << fence_waits
         << " fence_timeouts=" << fence_timeouts << " syncs=" << syncs
         << " blt_copies=" << blt_copies << " blt_bytes=" << blt_bytes
         << " tiled_imports=" << tiled_imports << " detile_bytes=" << detile_bytes

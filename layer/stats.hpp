@@ -25,6 +25,10 @@ struct Stats {
     std::atomic<uint64_t> import_errors{0};
     std::atomic<uint64_t> acquires{0};
     std::atomic<uint64_t> releases{0};
+    // Acquire/release commands (not objects) by path
+    // (layer/handoff/acquire_release.cpp): done at once, or as a host step.
+    std::atomic<uint64_t> fast_handoffs{0};
+    std::atomic<uint64_t> queued_handoffs{0};
     std::atomic<uint64_t> fence_waits{0};
     std::atomic<uint64_t> fence_timeouts{0};
     std::atomic<uint64_t> syncs{0};

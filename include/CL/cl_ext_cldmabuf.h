@@ -143,7 +143,9 @@ extern "C" {
 #define CL_STATS_DIRECT_TRANSFERS_CLDMABUF 5  /* ... with the ICD's Write/Read from the mapping */
 #define CL_STATS_STAGING_FALLBACKS_CLDMABUF 6 /* staging wanted, the ICD refused it */
 #define CL_STATS_LIVE_WORKERS_CLDMABUF 7      /* per-queue host-step threads running now (a gauge) */
-#define CL_STATS_COUNT_CLDMABUF 8
+#define CL_STATS_FAST_HANDOFFS_CLDMABUF 8     /* acquires/releases done at once (nothing to wait for) */
+#define CL_STATS_QUEUED_HANDOFFS_CLDMABUF 9   /* ... stitched into the queue (marker, worker, gate, barrier) */
+#define CL_STATS_COUNT_CLDMABUF 10
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

@@ -25,6 +25,14 @@ cl_int begin_cpu_access(const Import &import, uint64_t access, const char *what)
         LOG_ERROR("%s: waiting for the fences of dma-buf fd %d failed: %s", what, import.fd, std::strerror(-wait));
         return CL_OUT_OF_RESOURCES;
     }
+    return sync_start(import, access, what);
+}
+
+bool fences_signalled_now(const Import &import, uint64_t access) {
+    return dmabuf_wait_idle(import.fd, (access & DMABUF_SYNC_WRITE) != 0, 0) == 0;
+}
+
+cl_int sync_start(const Import &import, uint64_t access, const char *what) {
     stats().syncs++;
     if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err < 0) {
         LOG_ERROR("%s: DMA_BUF_IOCTL_SYNC START on fd %d failed: %s", what, import.fd, std::strerror(-err));

@@ -12,6 +12,12 @@ namespace cldmabuf {
 // the access direction, then DMA_BUF_IOCTL_SYNC START.  CL_SUCCESS, or an
 // error status (CL_OUT_OF_RESOURCES on timeout) after one log line.
 cl_int begin_cpu_access(const Import &import, uint64_t access, const char *what);
+// The two halves of begin_cpu_access for the handoff's fast path
+// (layer/handoff/acquire_release.cpp): whether no fence is pending in the
+// access direction now (poll with a zero timeout, nothing logged), and the
+// SYNC START alone (one log line on failure).
+bool fences_signalled_now(const Import &import, uint64_t access);
+cl_int sync_start(const Import &import, uint64_t access, const char *what);
 // DMA_BUF_IOCTL_SYNC END.
 cl_int end_cpu_access(const Import &import, uint64_t access, const char *what);
 

@@ -3,6 +3,7 @@
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/alloc/allocated.hpp"
 #include "layer/dispatch.hpp"
+#include "layer/name_filter.hpp"
 #include "layer/param_answer.hpp"
 #include "layer/registry.hpp"
 
@@ -28,10 +29,16 @@ cl_int sub_buffer_info(cl_mem mem, cl_mem_info name, size_t size, void *value, s
     return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
 }
 
-}  // namespace
+// The names the layer answers for an import or an allocation (the rest is the ICD's).
+constexpr cl_uint layer_mem_names[] = {CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, CL_MEM_DMA_BUF_EXPORTER_CLDMABUF,
+                                       CL_MEM_DMA_BUF_FD_CLDMABUF,          CL_MEM_PROPERTIES,
+                                       CL_MEM_FLAGS,                        CL_MEM_HOST_PTR,
+                                       CL_MEM_ASSOCIATED_MEMOBJECT};
+constexpr NameFilter layer_mem_name(layer_mem_names);
 
-cl_int CL_API_CALL import_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
-                                          size_t *size_ret) {
+// Out of line, so that the pass-through below needs no stack frame.
+[[gnu::noinline]] cl_int answer_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
+                                                size_t *size_ret) {
     // The allocator's names, and CL_MEM_PROPERTIES of an object it allocated
     // (the caller's list, not the import's).
     if (cl_int err = CL_SUCCESS; allocated_mem_info(mem, name, size, value, size_ret, &err)) return err;
@@ -62,6 +69,16 @@ cl_int CL_API_CALL import_mem_object_info(cl_mem mem, cl_mem_info name, size_t s
         if (import->image.internal_buffer) return answer_null(size, value, size_ret);
         return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
     }
+}
+
+}  // namespace
+
+// Every name but the seven above (CL_MEM_SIZE, ...) goes straight down: one
+// table byte decides (layer/name_filter.hpp), before any lookup.
+cl_int CL_API_CALL import_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
+                                          size_t *size_ret) {
+    if (layer_mem_name.may_be_ours(name)) return answer_mem_object_info(mem, name, size, value, size_ret);
+    return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
 }
 
 cl_int CL_API_CALL import_image_info(cl_mem image, cl_image_info name, size_t size, void *value, size_t *size_ret) {

@@ -1,0 +1,162 @@
+// Which way acquire and release go (layer/handoff/acquire_release.cpp), asked
+// of the layer's counters (CL_STATS_FAST_HANDOFFS / QUEUED_HANDOFFS), never of
+// a clock: at once when there is nothing to wait for, through the queue when
+// a wait list is given, an earlier command is still pending or a fence is
+// pending, and in each case with the events the spec names.
+//
+// "Nothing to wait for" includes the ICD having completed the command's
+// marker, which it does asynchronously (PoCL: within microseconds, later on
+// a loaded machine), so the fast-path case counts over a few handoffs on an
+// idle queue instead of asserting every single one.
+#include <catch2/catch_test_macros.hpp>
+
+#include "cl_fixture.hpp"
+#include "event_info.hpp"
+#include "imported_buffer.hpp"
+#include "layer_probe.hpp"
+#include "test_dmabufs.hpp"
+#include "vgen9_control.hpp"
+
+using namespace e2e;
+using cldmabuf::test::vgen9;
+
+namespace {
+
+struct PathCounts {
+    cl_ulong fast = 0, queued = 0;
+};
+
+PathCounts paths_since(const LayerStats &before, cl_platform_id platform) {
+    const LayerStats now = layer_stats(platform);
+    return {now[CL_STATS_FAST_HANDOFFS_CLDMABUF] - before[CL_STATS_FAST_HANDOFFS_CLDMABUF],
+            now[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF]};
+}
+
+#define REQUIRE_IN_PLACE()                                                                              \
+    do {                                                                                                \
+        REQUIRE_DMABUF();                                                                               \
+        if (!layer_imports_in_place()) SKIP("the copy route always queues (device commands)");          \
+    } while (0)
+
+}  // namespace
+
+TEST_CASE("acquire and release with nothing to wait for take the fast path, with complete _KHR events",
+          "[handoff]") {
+    REQUIRE_IN_PLACE();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    const LayerStats before = layer_stats(env.platform);
+    int fast_acquires = 0, fast_releases = 0;
+    for (int i = 0; i < 50; ++i) {
+        LayerStats s = layer_stats(env.platform);
+        cl_event acq = nullptr, rel = nullptr;
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+        if (paths_since(s, env.platform).fast == 1) {
+            ++fast_acquires;
+            CHECK(status_of(acq) == CL_COMPLETE);  // done before the call returned
+        }
+        CHECK(type_of(acq) == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
+        s = layer_stats(env.platform);
+        REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, &rel) == CL_SUCCESS);
+        if (paths_since(s, env.platform).fast == 1) {
+            ++fast_releases;
+            CHECK(status_of(rel) == CL_COMPLETE);
+        }
+        CHECK(type_of(rel) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(status_of(acq) == CL_COMPLETE);
+        CHECK(status_of(rel) == CL_COMPLETE);
+        clReleaseEvent(acq);
+        clReleaseEvent(rel);
+    }
+    const PathCounts all = paths_since(before, env.platform);
+    CHECK(all.fast + all.queued == 100);  // one count per command, whatever the path
+    CHECK(fast_acquires > 0);
+    CHECK(fast_releases > 0);
+}
+
+TEST_CASE("a wait list sends acquire and release through the queue, which honours it", "[handoff]") {
+    REQUIRE_IN_PLACE();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    cl_int err = CL_SUCCESS;
+    cl_event user = clCreateUserEvent(env.context, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const LayerStats before = layer_stats(env.platform);
+    cl_event acq = nullptr, rel = nullptr;
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &user, &acq) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 1, &acq, &rel) == CL_SUCCESS);
+    const PathCounts p = paths_since(before, env.platform);
+    CHECK(p.fast == 0);
+    CHECK(p.queued == 2);
+    CHECK(status_of(acq) > CL_COMPLETE);  // the user event holds it
+    REQUIRE(clSetUserEventStatus(user, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    CHECK(status_of(acq) == CL_COMPLETE);
+    CHECK(type_of(acq) == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
+    CHECK(type_of(rel) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    clReleaseEvent(acq);
+    clReleaseEvent(rel);
+    clReleaseEvent(user);
+}
+
+TEST_CASE("an earlier command still pending sends acquire and release through the queue", "[handoff]") {
+    REQUIRE_IN_PLACE();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    cl_int err = CL_SUCCESS;
+    cl_event user = clCreateUserEvent(env.context, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_event blocker = nullptr;  // an earlier command of the queue that cannot finish yet
+    REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &user, &blocker) == CL_SUCCESS);
+    const LayerStats before = layer_stats(env.platform);
+    cl_event acq = nullptr;
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    const PathCounts p = paths_since(before, env.platform);
+    CHECK(p.fast == 0);
+    CHECK(p.queued == 2);
+    CHECK(status_of(acq) > CL_COMPLETE);
+    REQUIRE(clSetUserEventStatus(user, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(status_of(acq) == CL_COMPLETE);
+    clReleaseEvent(acq);
+    clReleaseEvent(blocker);
+    clReleaseEvent(user);
+}
+
+TEST_CASE("a pending implicit fence sends the acquire through the queue, which waits for it", "[handoff]") {
+    REQUIRE_IN_PLACE();
+    if (!vgen9().loaded || !layer_takes_blitter())
+        SKIP("needs the virtual Gen9 blitter to leave a fence that never signals");
+    ClEnv env;
+    cl_command_queue other = env.make_queue();
+    ImportedBuffer a(env, 65536), b(env, 65536);
+    // A copy into b on its own queue whose batch never completes: b carries
+    // an unsignalled write fence until the GPU reset below.
+    const uint64_t submitted = vgen9().submitted();
+    vgen9().never_signal_next(1);
+    cl_event copy = nullptr;
+    REQUIRE(clEnqueueCopyBuffer(other, a.mem, b.mem, 0, 0, 4096, 0, nullptr, &copy) == CL_SUCCESS);
+    REQUIRE(clFlush(other) == CL_SUCCESS);
+    REQUIRE(vgen9().wait_for_submission(submitted, 10000));
+
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);  // env.queue itself is idle
+    const LayerStats before = layer_stats(env.platform);
+    cl_event acq = nullptr;
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+    const PathCounts p = paths_since(before, env.platform);
+    CHECK(p.fast == 0);
+    CHECK(p.queued == 1);
+    CHECK(status_of(acq) != CL_COMPLETE);  // waiting for the fence (or failed by its bound): never done at once
+    vgen9().reset();  // the fence completes (-EIO)
+    clWaitForEvents(1, &acq);  // bounded by CLDMABUF_FENCE_TIMEOUT_MS either way
+    clWaitForEvents(1, &copy);
+    clReleaseEvent(acq);
+    clReleaseEvent(copy);
+    clFinish(other);
+    clFinish(env.queue);  // reports a timed-out acquire, if it timed out
+    clReleaseCommandQueue(other);
+}
