@@ -151,7 +151,10 @@ namespace {
 // The device names the layer answers (the rest is the ICD's).
 constexpr cl_uint layer_device_names[] = {CL_DEVICE_EXTENSIONS, CL_DEVICE_EXTENSIONS_WITH_VERSION,
                                           CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
-                                          CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR};
+                                          CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR,
+                                          CL_DEVICE_SEMAPHORE_TYPES_KHR,  // layer/sync where its semaphores serve
+                                          CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR,
+                                          CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR};
 constexpr NameFilter layer_device_name(layer_device_names);
 
 // Out of line, so that the pass-through below needs no stack frame.

@@ -295,18 +295,37 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     stats().releases += list.size();
 
     cl_event marker = nullptr;
+    // A SYNC END that failed on the fast path fails the release as it does on
+    // the queued path (the CPU may not see the device's writes): the step
+    // reports it (end_cpu_access wrote the log line).
+    cl_int fast_failure = CL_SUCCESS;
     if (fast_path_allowed(queue, list, num_events, wait_list, event)) {
         bool idle = false;
         if (cl_int err = enqueue_marker(queue, &marker, &idle); err != CL_SUCCESS) return err;
         if (idle) {
-            // Every earlier command finished: the CPU access bracket closes now.
-            for (const auto &import : list) end_cpu_access(*import, import->sync_access_flags(), "release");
-            stats().fast_handoffs++;
-            hand_out(marker, CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR, event);
-            return CL_SUCCESS;
+            // Every earlier command finished: the CPU access bracket closes now,
+            // for every import even after a failure.
+            for (const auto &import : list) {
+                const cl_int ended = end_cpu_access(*import, import->sync_access_flags(), "release");
+                if (fast_failure == CL_SUCCESS) fast_failure = ended;
+            }
+            if (fast_failure == CL_SUCCESS) {
+                stats().fast_handoffs++;
+                hand_out(marker, CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR, event);
+                return CL_SUCCESS;
+            }
         }
     }
     stats().queued_handoffs++;
+    if (fast_failure != CL_SUCCESS) {
+        HostStep step;
+        step.queue = queue;
+        step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
+        step.marker = marker;
+        for (const auto &import : list) step.keep_alive.push_back(import->mem);
+        step.work = [fast_failure](cl_int prior) -> cl_int { return prior < 0 ? prior : fast_failure; };
+        return enqueue_host_step(std::move(step), event);
+    }
 
     // Write device copies back first, in queue order, so the SYNC END below
     // follows them.
