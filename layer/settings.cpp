@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "layer/log.hpp"
 
@@ -182,9 +183,15 @@ struct State {
 std::mutex load_mutex;
 std::atomic<const State *> current{nullptr};
 
-// Old states are never freed: setting() hands out pointers into them.
+// Old states are never freed: setting() hands out pointers into them.  They
+// stay listed (under load_mutex), so that they are kept, not lost: a state a
+// reload replaced is then no leak to LeakSanitizer.  The list itself is never
+// destroyed either (a static vector's destructor at exit would drop them).
+std::vector<const State *> *const published = new std::vector<const State *>;
+
 const State *publish(const SettingsInputs &in) {
     auto *state = new State{load_settings(in), in.getenv};
+    published->push_back(state);
     current.store(state, std::memory_order_release);
     // After publishing: LOG_ERROR reads CLDMABUF_LOG through setting().
     for (const std::string &line : state->loaded.refusals) LOG_ERROR("%s", line.c_str());
