@@ -36,6 +36,7 @@
 #include "layer/import/image.hpp"
 #include "layer/import/queries.hpp"
 #include "layer/sync/availability.hpp"
+#include "layer/sync/entry_points.hpp"
 #if CLDMABUF_EGL_INTEROP
 #include "layer/egl/entry_points.hpp"
 #endif
@@ -74,6 +75,20 @@ const NamedFunction layer_functions[] = {
     {"clImportMemoryARM", as_address(import_memory_arm)},
 };
 
+// cl_khr_semaphore, cl_khr_external_semaphore(_sync_fd) (layer/sync/entry_points.cpp):
+// where the platform's ICD has no cl_khr_semaphore or CLDMABUF_SEMAPHORES=force
+// (sync::hand_out_semaphore_functions); the ICD's own otherwise.
+const NamedFunction semaphore_functions[] = {
+    {"clCreateSemaphoreWithPropertiesKHR", as_address(sync::create_semaphore_with_properties)},
+    {"clEnqueueWaitSemaphoresKHR", as_address(sync::enqueue_wait_semaphores)},
+    {"clEnqueueSignalSemaphoresKHR", as_address(sync::enqueue_signal_semaphores)},
+    {"clGetSemaphoreInfoKHR", as_address(sync::get_semaphore_info)},
+    {"clRetainSemaphoreKHR", as_address(sync::retain_semaphore)},
+    {"clReleaseSemaphoreKHR", as_address(sync::release_semaphore)},
+    {"clGetSemaphoreHandleForTypeKHR", as_address(sync::get_semaphore_handle_for_type)},
+    {"clReImportSemaphoreSyncFdKHR", as_address(sync::reimport_semaphore_sync_fd)},
+};
+
 #if CLDMABUF_EGL_INTEROP
 // cl_khr_egl_image, cl_khr_gl_sharing, cl_khr_gl_event (layer/egl/): unless CLDMABUF_EGL=off.
 const NamedFunction egl_functions[] = {
@@ -91,23 +106,22 @@ void *find(const NamedFunction *list, size_t n, const char *name) {
     return nullptr;
 }
 
+void *semaphore_function(const char *name) {
+    return name ? find(semaphore_functions, std::size(semaphore_functions), name) : nullptr;
+}
+
 // Ours first; every other name goes down the chain (the loader answers its own).
-// cl_khr_semaphore and cl_khr_external_semaphore(_sync_fd) (layer/sync/):
-// the layer's functions where the platform's ICD has no cl_khr_semaphore
-// (or CLDMABUF_SEMAPHORES=force), the ICD's own otherwise
-// (layer/sync/availability.hpp has the names and the rule).
 void *CL_API_CALL get_extension_function_address_for_platform(cl_platform_id platform, const char *name) {
     if (void *fn = layer_extension_function(name)) return fn;
-    if (name && sync::is_semaphore_function_name(name))
-        if (void *fn = sync::semaphore_function(platform, name, false)) return fn;
+    if (void *fn = semaphore_function(name); fn && sync::hand_out_semaphore_functions(platform, false)) return fn;
     return next().clGetExtensionFunctionAddressForPlatform(platform, name);
 }
 
 void *CL_API_CALL get_extension_function_address(const char *name) {
     if (void *fn = layer_extension_function(name)) return fn;
     void *icd = next().clGetExtensionFunctionAddress(name);
-    if (name && sync::is_semaphore_function_name(name))
-        if (void *fn = sync::semaphore_function(nullptr, name, icd != nullptr)) return fn;
+    if (void *fn = semaphore_function(name); fn && sync::hand_out_semaphore_functions(nullptr, icd != nullptr))
+        return fn;
     return icd;
 }
 

@@ -10,31 +10,11 @@
 #include "layer/log.hpp"
 #include "layer/param_answer.hpp"
 #include "layer/settings.hpp"
-#include "layer/sync/entry_points.hpp"
 #include "layer/sync/fence_source.hpp"
 
 namespace cldmabuf::sync {
 namespace {
 
-struct NamedFunction {
-    const char *name;
-    void *fn;
-};
-template <typename Fn>
-void *as_address(Fn *fn) {
-    return reinterpret_cast<void *>(fn);
-}
-// layer/sync/entry_points.cpp
-const NamedFunction functions[] = {
-    {"clCreateSemaphoreWithPropertiesKHR", as_address(create_semaphore_with_properties)},
-    {"clEnqueueWaitSemaphoresKHR", as_address(enqueue_wait_semaphores)},
-    {"clEnqueueSignalSemaphoresKHR", as_address(enqueue_signal_semaphores)},
-    {"clGetSemaphoreInfoKHR", as_address(get_semaphore_info)},
-    {"clRetainSemaphoreKHR", as_address(retain_semaphore)},
-    {"clReleaseSemaphoreKHR", as_address(release_semaphore)},
-    {"clGetSemaphoreHandleForTypeKHR", as_address(get_semaphore_handle_for_type)},
-    {"clReImportSemaphoreSyncFdKHR", as_address(reimport_semaphore_sync_fd)},
-};
 
 bool icd_has_semaphores(cl_platform_id platform) {
     size_t bytes = 0;
@@ -140,21 +120,11 @@ bool semaphore_device_info(cl_device_id device, cl_device_info name, size_t size
     return true;
 }
 
-bool is_semaphore_function_name(const char *name) {
-    for (const auto &f : functions)
-        if (!std::strcmp(f.name, name)) return true;
-    return false;
-}
-
-void *semaphore_function(cl_platform_id platform, const char *name, bool icd_answered) {
-    if (!name || semaphore_mode() == SemaphoreMode::off) return nullptr;
-    void *fn = nullptr;
-    for (const auto &f : functions)
-        if (!std::strcmp(f.name, name)) fn = f.fn;
-    if (!fn) return nullptr;
-    if (platform) return layer_semaphores_on(platform) ? fn : nullptr;
+bool hand_out_semaphore_functions(cl_platform_id platform, bool icd_answered) {
+    if (semaphore_mode() == SemaphoreMode::off) return false;
+    if (platform) return layer_semaphores_on(platform);
     // No platform named: the ICD's own where it answers, unless forced.
-    return (semaphore_mode() == SemaphoreMode::force || !icd_answered) ? fn : nullptr;
+    return semaphore_mode() == SemaphoreMode::force || !icd_answered;
 }
 
 }  // namespace cldmabuf::sync

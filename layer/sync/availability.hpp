@@ -36,10 +36,10 @@ bool semaphore_platform_info(cl_platform_id platform, cl_platform_info name, siz
 bool semaphore_device_info(cl_device_id device, cl_device_info name, size_t size, void *value, size_t *size_ret,
                            cl_int *err);
 
-// The layer's semaphore function for `name` on `platform` (nullptr platform:
-// clGetExtensionFunctionAddress, served where any platform's ICD lacks them
-// and the ICD answers nothing), or nullptr: ask the next table.
-void *semaphore_function(cl_platform_id platform, const char *name, bool icd_answered);
-bool is_semaphore_function_name(const char *name);
+// Whether the layer hands out its semaphore functions (listed in
+// layer/dispatch_table.cpp) for `platform`; nullptr platform:
+// clGetExtensionFunctionAddress, where `icd_answered` says whether the ICD
+// had the name: its own then, unless CLDMABUF_SEMAPHORES=force.
+bool hand_out_semaphore_functions(cl_platform_id platform, bool icd_answered);
 
 }  // namespace cldmabuf::sync
