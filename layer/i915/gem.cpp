@@ -1,5 +1,6 @@
 #include "layer/i915/gem.hpp"
 
+#include <algorithm>
 #include <drm.h>
 #include <i915_drm.h>
 #include <sys/mman.h>
@@ -220,22 +221,33 @@ bool GemDevice::batch_idle(BatchBuffer *b) {
 }
 
 int GemDevice::acquire_batch(size_t bytes, BatchBuffer **out) {
-    BatchBuffer *oldest = nullptr;
+    std::vector<BatchBuffer *> in_flight;  // fitting ones, oldest first
     for (auto &b : batches_) {
         if (b->size < bytes) continue;
         if (!b->in_flight) {
             *out = b.get();
             return 0;
         }
-        if (!oldest || b->seq < oldest->seq) oldest = b.get();
+        in_flight.push_back(b.get());
     }
-    // Only ask the kernel about the oldest fitting one: submissions on one
+    std::sort(in_flight.begin(), in_flight.end(), [](auto *a, auto *b) { return a->seq < b->seq; });
+    // Ask about the oldest first: without dependencies, submissions on one
     // ring retire in order.
-    if (oldest && batch_idle(oldest)) {
-        *out = oldest;
+    if (!in_flight.empty() && batch_idle(in_flight.front())) {
+        *out = in_flight.front();
         return 0;
     }
-    if (batches_.size() < kMaxBatches || !oldest) return new_batch(bytes, out);
+    if (batches_.size() < kMaxBatches || in_flight.empty()) return new_batch(bytes, out);
+    // The pool is full.  A batch held back by a fence it waits on (an
+    // implicit fence of one of its objects that another device never
+    // signals) lets later batches finish first: look for any idle one before
+    // waiting on the oldest.
+    for (size_t i = 1; i < in_flight.size(); ++i)
+        if (batch_idle(in_flight[i])) {
+            *out = in_flight[i];
+            return 0;
+        }
+    BatchBuffer *oldest = in_flight.front();
     drm_i915_gem_wait w{};
     w.bo_handle = oldest->handle;
     w.timeout_ns = 10ll * 1000 * 1000 * 1000;

@@ -76,7 +76,8 @@ public:
     void release(uint32_t handle);
 
     // A mapped batch buffer of at least `bytes`, idle.  Reuses retired ones
-    // (GEM_BUSY), creates up to kMaxBatches, then waits for the oldest.
+    // (GEM_BUSY on the oldest), creates up to kMaxBatches, then reuses any
+    // idle one, and only then waits (bounded) for the oldest.
     int acquire_batch(size_t bytes, BatchBuffer **out);
     // After execbuffer: mark in flight (submitted) or give back at once.
     void retire_batch(BatchBuffer *b, bool submitted);

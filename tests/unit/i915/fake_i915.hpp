@@ -36,6 +36,8 @@ public:
     bool execute = true;              // run batches on the host copies
     std::deque<int> exec_errors;      // per execbuffer call: 0 ok, else errno
     int busy = 0;                     // GEM_BUSY answer
+    std::set<uint32_t> busy_handles;  // ... and these handles busy whatever `busy` says
+    size_t gem_waits = 0;             // GEM_WAIT calls
     int fence_status = 1;             // SYNC_IOC_FILE_INFO status
     bool fence_ready = true;          // poll() answer
     static constexpr int kNodeFd = 40;
@@ -197,9 +199,11 @@ public:
             return 0;
         }
         case DRM_IOCTL_I915_GEM_BUSY:
-            static_cast<drm_i915_gem_busy *>(arg)->busy = busy;
+            static_cast<drm_i915_gem_busy *>(arg)->busy =
+                busy_handles.count(static_cast<drm_i915_gem_busy *>(arg)->handle) ? 1 : busy;
             return 0;
         case DRM_IOCTL_I915_GEM_WAIT:
+            ++gem_waits;
             return 0;
         case DRM_IOCTL_I915_GEM_EXECBUFFER2_WR:
             return execbuf(static_cast<drm_i915_gem_execbuffer2 *>(arg));

@@ -308,6 +308,37 @@ TEST_CASE("engine: batch pool recycles only idle batches", "[i915][engine]") {
     CHECK(k.execs.back().batch.size() > 16 * 1024 / 4);
 }
 
+TEST_CASE("engine: a full batch pool reuses any idle batch before waiting on a stuck oldest one",
+          "[i915][engine]") {
+    FakeI915 k;
+    ScopedKernel sk(&k);
+    auto eng = BltEngine::create();
+    REQUIRE(eng);
+    BltImport src, dst;
+    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &src) == 0);
+    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &dst) == 0);
+    k.busy = 1;
+    std::vector<int> fences;
+    for (size_t i = 0; i < GemDevice::kMaxBatches; ++i) {
+        int f;
+        REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
+        fences.push_back(f);
+    }
+    REQUIRE(eng->batch_buffers() == GemDevice::kMaxBatches);
+    // The first batch waits on a fence that never signals; every later one finished.
+    const uint32_t stuck = k.execs[0].objs[0].handle;
+    k.busy = 0;
+    k.busy_handles = {stuck};
+    const size_t waits_before = k.gem_waits;
+    int f;
+    REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
+    fences.push_back(f);
+    CHECK(k.gem_waits == waits_before);                  // no wait on the stuck batch
+    CHECK(k.execs.back().objs[0].handle != stuck);       // an idle one was reused
+    CHECK(eng->batch_buffers() == GemDevice::kMaxBatches);  // and the pool did not grow
+    for (int fd : fences) k.close(fd);
+}
+
 TEST_CASE("engine: no LLC maps batches WC", "[i915][engine]") {
     FakeI915 k;
     k.chipset = 0x3184;  // GLK
