@@ -317,9 +317,9 @@ TEST_CASE("soak: 8 threads, two contexts, import/acquire/kernel/release/copy/des
     // The same loop plays the kernel's hangcheck: a real i915 resets a ring
     // whose batch does not complete within seconds, which completes its
     // fence with -EIO; the virtual Gen9 keeps a never-signalled fence until
-    // vgen9_reset().  Without it one stuck batch stays the batch pool's
-    // oldest, the pool (which asks only the oldest whether it retired) grows
-    // to its 64 buffers, and every later copy waits 10 s for the stuck one.
+    // vgen9_reset().  Without it a stuck batch stays in flight for good and
+    // a copy that needs its objects waits for its fence until the layer's
+    // timeout.
     long seen = -1;
     auto last_progress = std::chrono::steady_clock::now();
     auto last_reset = last_progress;
