@@ -1,15 +1,13 @@
 // The fuzz targets run with no loader and no ICD.  A few pure sources share
 // a file with functions that call the ICD through layer/dispatch.hpp (e.g.
 // image_checks.cpp's format_supported); those calls are never reached from a
-// target, so the tables here are only empty stand-ins that let them link.
+// target, so the tables next() and ours() read are defined here, empty, only
+// so that those files link without layer/dispatch.cpp.
 #include "layer/dispatch.hpp"
 
-namespace cldmabuf {
-namespace {
-cl_icd_dispatch empty_table{};
-}  // namespace
+namespace cldmabuf::dispatch_tables {
 
-const cl_icd_dispatch &next() { return empty_table; }
-const cl_icd_dispatch &ours() { return empty_table; }
+cl_icd_dispatch guarded_next{};
+cl_icd_dispatch layer_dispatch{};
 
-}  // namespace cldmabuf
+}  // namespace cldmabuf::dispatch_tables
