@@ -10,6 +10,9 @@
 // idle queue instead of asserting every single one.
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include "cl_fixture.hpp"
 #include "event_info.hpp"
 #include "imported_buffer.hpp"
@@ -30,6 +33,25 @@ PathCounts paths_since(const LayerStats &before, cl_platform_id platform) {
     const LayerStats now = layer_stats(platform);
     return {now[CL_STATS_FAST_HANDOFFS_CLDMABUF] - before[CL_STATS_FAST_HANDOFFS_CLDMABUF],
             now[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF]};
+}
+
+// How many of `n` markers on an idle queue the ICD completes within the
+// fast path's watch (50 us after a flush, layer/handoff/acquire_release.cpp).
+// Under emulation (the VM lane's TCG) markers take hundreds of us: the layer
+// then rightly queues, and "the fast path was taken" is not the ICD's to give.
+int markers_done_within_watch(const ClEnv &env, int n) {
+    int done = 0;
+    for (int i = 0; i < n; ++i) {
+        cl_event m = nullptr;
+        if (clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &m) != CL_SUCCESS) continue;
+        clFlush(env.queue);
+        const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+        while (status_of(m) != CL_COMPLETE && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+        done += status_of(m) == CL_COMPLETE;
+        clReleaseEvent(m);
+        clFinish(env.queue);
+    }
+    return done;
 }
 
 #define REQUIRE_IN_PLACE()                                                                              \
@@ -72,8 +94,14 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
     }
     const PathCounts all = paths_since(before, env.platform);
     CHECK(all.fast + all.queued == 100);  // one count per command, whatever the path
-    CHECK(fast_acquires > 0);
-    CHECK(fast_releases > 0);
+    const int quick = markers_done_within_watch(env, 20);
+    if (quick >= 10) {  // the ICD completes markers within the watch: the fast path must be taken
+        CHECK(fast_acquires > 0);
+        CHECK(fast_releases > 0);
+    } else {
+        WARN("only " << quick << " of 20 markers complete within the fast path's 50 us watch here (emulation?): "
+             << fast_acquires << " acquires and " << fast_releases << " releases took it; not asserted");
+    }
 }
 
 TEST_CASE("a wait list sends acquire and release through the queue, which honours it", "[handoff]") {
