@@ -1,5 +1,6 @@
 #include "layer/alloc/create.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -79,6 +80,25 @@ cl_int check_host_side(cl_mem_flags flags, void *host_ptr, std::string *why) {
     return CL_SUCCESS;
 }
 
+// CL_INVALID_BUFFER_SIZE when `size` is above CL_DEVICE_MAX_MEM_ALLOC_SIZE
+// of every device of the context (the spec's rule for clCreateBuffer*).
+// An invalid context is left to allocate_for's check.
+cl_int check_max_alloc_size(cl_context context, size_t size, std::string *why) {
+    std::vector<cl_device_id> devices;
+    if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return CL_SUCCESS;
+    cl_ulong largest = 0;
+    for (cl_device_id d : devices) {
+        cl_ulong max = 0;
+        if (next().clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, nullptr) != CL_SUCCESS)
+            return CL_SUCCESS;  // unknown: the exporter decides
+        largest = std::max(largest, max);
+    }
+    if (size <= largest) return CL_SUCCESS;
+    *why = "size " + std::to_string(size) + " is above CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(largest) +
+           ") of every device of the context";
+    return CL_INVALID_BUFFER_SIZE;
+}
+
 // The exporter's dma-buf for `bytes`, with the layer's own dup in *keep.
 // CL_SUCCESS, or the refusal already logged.
 cl_int allocate_for(cl_context context, const AllocRequest &req, uint64_t bytes, AllocOutcome *out, int *keep,
@@ -156,6 +176,9 @@ cl_mem create_allocated_buffer(cl_context context, const cl_mem_properties *prop
         return fail(errcode_ret, err, why);
     if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
     if (size == 0) return fail(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
+    // Before any exporter is asked: a real system heap allocates eagerly, and
+    // a size past memory ends the process (the OOM killer) instead of failing.
+    if (cl_int err = check_max_alloc_size(context, size, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
     AllocOutcome alloc;
     int keep = -1;
     if (cl_int err = allocate_for(context, req, size, &alloc, &keep, &why); err != CL_SUCCESS)
