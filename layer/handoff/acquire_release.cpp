@@ -159,6 +159,15 @@ cl_int status_of(cl_event marker) {
     return status;
 }
 
+// A syscall that failed on the fast path: the command's marker becomes a
+// step that reports `failure` (its log line is written) with the queued
+// path's failure semantics.  `step` holds the queue, type and marker.
+cl_int enqueue_fast_failure(HostStep step, const ImportList &list, cl_int failure, cl_event *event) {
+    for (const auto &import : list) step.keep_alive.push_back(import->mem);
+    step.work = [failure](cl_int prior) -> cl_int { return prior < 0 ? prior : failure; };
+    return enqueue_host_step(std::move(step), event);
+}
+
 // How long the application's thread may watch a marker the device already
 // holds.  An ICD completes a marker asynchronously even on an idle queue
 // (PoCL 3.1: within a microsecond; yielding, 600 of 600 within this bound
@@ -244,12 +253,9 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         }
     }
     stats().queued_handoffs++;
+    if (fast_failure != CL_SUCCESS) return enqueue_fast_failure(std::move(step), list, fast_failure, event);
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     const StagingList staging = stagings_of(list, queue, copied_in);
-    if (fast_failure != CL_SUCCESS) {
-        step.work = [fast_failure](cl_int prior) -> cl_int { return prior < 0 ? prior : fast_failure; };
-        return enqueue_host_step(std::move(step), event);
-    }
     step.work = [list, staging](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
         for (size_t i = 0; i < list.size(); ++i) {
@@ -322,9 +328,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         step.queue = queue;
         step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
         step.marker = marker;
-        for (const auto &import : list) step.keep_alive.push_back(import->mem);
-        step.work = [fast_failure](cl_int prior) -> cl_int { return prior < 0 ? prior : fast_failure; };
-        return enqueue_host_step(std::move(step), event);
+        return enqueue_fast_failure(std::move(step), list, fast_failure, event);
     }
 
     // Write device copies back first, in queue order, so the SYNC END below
