@@ -140,6 +140,26 @@ TEST_CASE("step timestamps are nonzero and monotonic from every source") {
         CHECK(t.start == 500400);
         CHECK(t.end == 508000);
     }
+    SECTION("a device timer in another clock than the marker's is not used (NEO 22.43, AUB mode)") {
+        c.marker_queued = 500000, c.marker_submit = 500100, c.marker_end = 500200;
+        SECTION("the timer reads far ahead of the marker") { c.device_start = 36000000000000, c.device_end = 36000000008000; }
+        SECTION("the timer reads before the marker's END") { c.device_start = 400000, c.device_end = 408000; }
+        SECTION("the timer runs 150 ms ahead") { c.device_start = 150500400, c.device_end = 150508000; }
+        const StepTimes t = compose_step_times(c);
+        CHECK(monotonic(t));
+        CHECK(t.start == 500200 + 100);  // the marker's END plus host time, as without a timer
+        CHECK(t.end - t.start == 8000);
+    }
+    SECTION("marker timestamps that are no clock are not used (NEO 22.43, AUB mode): the host clock") {
+        SECTION("QUEUED 0, END past 2^63") { c.marker_queued = 0, c.marker_submit = 36628240312851, c.marker_end = 18435016067992607466ull; }
+        SECTION("SUBMIT after END") { c.marker_queued = 4613, c.marker_submit = 36628241271279, c.marker_end = 4613; }
+        SECTION("END an hour after QUEUED") { c.marker_queued = 4613, c.marker_submit = 4613, c.marker_end = 3600000004613; }
+        const StepTimes t = compose_step_times(c);
+        CHECK(monotonic(t));
+        CHECK(t.queued == 1000);
+        CHECK(t.start == 1600);
+        CHECK(t.end == 9600);
+    }
     SECTION("device timer, marker without timestamps") {
         c.device_start = 500400, c.device_end = 508000;
         CHECK(monotonic(compose_step_times(c)));
