@@ -369,6 +369,9 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         clReleaseMemObject(m);
         REQUIRE(closes_soon(wfd));
     }
+    // Asked before the counts: an ICD may open files of its own on a first
+    // query of a kind (NVIDIA's first 3D image format list) and keep them.
+    const bool rgba8_3d = supports(env, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE3D, rgba8);
     const int fds_before = settled_fds(), maps_before = settled_mappings();
     const auto sim_before = vgen9().now();
     cl_int err = CL_SUCCESS;
@@ -443,7 +446,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         desc.image_depth = 2;
         cl_mem m = clCreateImageWithProperties(env.context, props.data(), CL_MEM_READ_ONLY, &rgba8, &desc, nullptr,
                                                &err);
-        if (supports(env, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE3D, rgba8))
+        if (rgba8_3d)
             refused(m, consented(CL_INVALID_IMAGE_DESCRIPTOR));
         else
             refused(m, CL_IMAGE_FORMAT_NOT_SUPPORTED);
@@ -466,7 +469,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         }
     }
     // ICDs that destroy objects on their own threads (NVIDIA) close theirs a little later.
-    CHECK(eventually([&] { return count_open_fds() == fds_before; }));
+    CHECK(open_fds_toward(fds_before) == fds_before);
     CHECK(settled_mappings() == maps_before);
     const auto sim_after = vgen9().now();
     CHECK(sim_after.live_objects == sim_before.live_objects);
