@@ -195,7 +195,7 @@ void PinnedStaging::drop(cl_event (&ev)[kSlots]) {
 cl_int PinnedStaging::to_device(const Import &import) {
     std::lock_guard lock(mutex_);
     const auto *src = static_cast<const uint8_t *>(import.mapping);
-    cl_event ev[kSlots] = {nullptr, nullptr};
+    cl_event ev[kSlots] = {};
     size_t i = 0;
     for (size_t off = 0; off < import.size; off += kChunk, ++i) {
         const int s = int(i % kSlots);
@@ -220,7 +220,7 @@ cl_int PinnedStaging::to_device(const Import &import) {
 cl_int PinnedStaging::to_dmabuf(const Import &import) {
     std::lock_guard lock(mutex_);
     auto *dst = static_cast<uint8_t *>(import.mapping);
-    cl_event ev[kSlots] = {nullptr, nullptr};
+    cl_event ev[kSlots] = {};
     const size_t chunks = (import.size + kChunk - 1) / kChunk;
     auto start = [&](size_t i) -> cl_int {
         const size_t off = i * kChunk, len = std::min(kChunk, import.size - off);
