@@ -202,9 +202,9 @@ TEST_CASE("[copy-route] transfers take the staging route CLDMABUF_STAGING names,
           "[copy-route][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
-    // Not a multiple of the 8 MiB staging chunk, more than two chunks: the
+    // Not a multiple of the 16 MiB staging chunk, more than two chunks: the
     // pipeline's slot reuse and its short tail.
-    constexpr size_t N = (20u << 20) + 4097;
+    constexpr size_t N = (40u << 20) + 4097;
     CopyImport imp(env, N, CL_MEM_READ_WRITE);
     REQUIRE_COPY_ROUTE(imp);
     std::mt19937_64 rng(42);
