@@ -40,7 +40,33 @@ bool Gl::has_gl_extension(const char *name) const {
     return list && has_word(list, name);
 }
 
-Gl::Gl() {
+namespace {
+
+std::string driver_name(EGLDisplay dpy) {
+    auto query = reinterpret_cast<const char *(*)(EGLDisplay)>(eglGetProcAddress("eglGetDisplayDriverName"));
+    const char *ext = eglQueryString(dpy, EGL_EXTENSIONS);
+    const char *name = query && ext && has_word(ext, "EGL_MESA_query_driver") ? query(dpy) : nullptr;
+    return name ? name : "";
+}
+
+// Mesa's software EGL device (EGL_MESA_device_software): llvmpipe on the
+// plain software winsys, which maps an imported dma-buf itself.
+EGLDeviceEXT software_device() {
+    auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+    auto query_string = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+    EGLDeviceEXT devices[16];
+    EGLint n = 0;
+    if (!query_devices || !query_string || !query_devices(16, devices, &n)) return EGL_NO_DEVICE_EXT;
+    for (EGLint i = 0; i < n; ++i) {
+        const char *ext = query_string(devices[i], EGL_EXTENSIONS);
+        if (ext && has_word(ext, "EGL_MESA_device_software")) return devices[i];
+    }
+    return EGL_NO_DEVICE_EXT;
+}
+
+}  // namespace
+
+Gl::Gl(GlDisplay which) {
     auto get_platform_display =
         reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
     const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
@@ -53,6 +79,30 @@ Gl::Gl() {
         why = "eglInitialize failed on the surfaceless platform";
         dpy = EGL_NO_DISPLAY;
         return;
+    }
+    driver = driver_name(dpy);
+    // Where no GPU driver claims a node, Mesa's surfaceless platform runs
+    // llvmpipe on kms_swrast over a KMS-capable node (vgem in the VM lane).
+    // kms_swrast maps an imported dma-buf with DRM_IOCTL_MODE_MAP_DUMB, which
+    // the kernel refuses for an imported GEM object (EINVAL): the EGLImage is
+    // created and the framebuffer is complete, but glReadPixels fails and
+    // the first draw or clear writes to address 0 (SIGSEGV, measured in the
+    // VM; docs/allocator.md).  The software device maps the dma-buf itself.
+    if (which == GlDisplay::foreign_dmabufs && driver == "kms_swrast") {
+        eglTerminate(dpy);
+        dpy = EGL_NO_DISPLAY;
+        const EGLDeviceEXT device = software_device();
+        if (device == EGL_NO_DEVICE_EXT) {
+            why = "kms_swrast cannot map imported dma-bufs and there is no EGL_MESA_device_software device";
+            return;
+        }
+        dpy = get_platform_display(EGL_PLATFORM_DEVICE_EXT, device, nullptr);
+        if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, nullptr, nullptr)) {
+            why = "eglInitialize failed on the software EGL device";
+            dpy = EGL_NO_DISPLAY;
+            return;
+        }
+        driver = driver_name(dpy);
     }
     const char *ext = eglQueryString(dpy, EGL_EXTENSIONS);
     if (!ext || !has_word(ext, "EGL_MESA_image_dma_buf_export")) {

@@ -35,15 +35,23 @@ struct ClPick {
     ClPick();
 };
 
-// A surfaceless EGL display (EGL_MESA_platform_surfaceless) with a current
-// GLES 3 context, or `why` saying what is missing.
+// Which EGL display a test gets.
+enum class GlDisplay {
+    surfaceless,      // Mesa's surfaceless platform, whatever driver it picks
+    foreign_dmabufs,  // one whose driver can render into a dma-buf another exporter made
+};
+
+// An EGL display (EGL_MESA_platform_surfaceless, or Mesa's software EGL
+// device, see GlDisplay) with a current GLES 3 context, or `why` saying what
+// is missing.
 struct Gl {
     EGLDisplay dpy = EGL_NO_DISPLAY;
     EGLContext ctx = EGL_NO_CONTEXT;
+    std::string driver;  // EGL_MESA_query_driver's name, or empty
     std::string why;
     bool ok() const { return ctx != EGL_NO_CONTEXT; }
     bool has_gl_extension(const char *name) const;
-    Gl();
+    explicit Gl(GlDisplay which = GlDisplay::surfaceless);
     ~Gl();
 };
 
