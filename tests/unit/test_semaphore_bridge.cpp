@@ -31,7 +31,9 @@ TEST_CASE("explicit fences: a kernel without EXPORT_SYNC_FILE is a fallback, not
     ScopedKernel scope(&k);
     k.ioctl_errnos = {ENOTTY};
     bool exported = true;
-    CHECK(cldmabuf::sync::wait_dmabuf_fences(5, true, 100, &exported) == CL_OUT_OF_RESOURCES);
+    const int r = cldmabuf::dmabuf_wait_exported_fences(5, true, 100, &exported);
+    CHECK(r == -ENOTTY);
+    CHECK(cldmabuf::export_unsupported(r));
     CHECK_FALSE(exported);
     CHECK(k.polls == 0);
 }
