@@ -12,7 +12,11 @@
 // mapping.  Tiled image imports
 // (layer/blit/tiled_shadow.hpp) are de-tiled into their linear shadow by the
 // blitter on acquire and re-tiled on release when writable; the CPU never
-// touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.
+// touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.  Explicit
+// fences (issue #20): the queued acquire waits for the fences as one exported
+// sync_file where the kernel can (layer/handoff/acquire_fences.hpp), and a
+// queued release puts its own fence into the written dma-bufs for
+// implicit-sync consumers (layer/handoff/release_fences.hpp).
 //
 // Two paths.  The fast one (issue #18) costs what the ICD's own floor costs:
 // one marker, the command's event and its place in the queue, and the
