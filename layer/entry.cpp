@@ -12,6 +12,7 @@
 #include "layer/log.hpp"
 #include "layer/settings.hpp"
 #include "layer/stats.hpp"
+#include "layer/sync/dmabuf_bridge.hpp"
 #include "layer/worker.hpp"
 
 #define CLDMABUF_EXPORT extern "C" __attribute__((visibility("default")))
@@ -35,6 +36,8 @@ cl_int init_common(const char *entry, cl_uint num_entries, const cl_icd_dispatch
 void teardown() {
     cldmabuf::print_stats_if_enabled();
     cldmabuf::shutdown_worker();
+    // After the workers drained their steps: release fences of steps that never ran.
+    cldmabuf::sync::signal_all_dmabuf_signals();
 }
 
 }  // namespace

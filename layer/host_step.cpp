@@ -59,6 +59,23 @@ void release_all(const std::vector<cl_mem> &mems) {
 std::mutex pending_mutex;
 std::unordered_set<PendingStep *> *pending_steps = new std::unordered_set<PendingStep *>;
 
+// The memory objects of steps that have not finished their work (an object
+// once per step that lists it): a release asks before it puts a fence into
+// the dma-buf that such a step might wait on (layer/handoff/release_fences).
+std::mutex unfinished_mutex;
+std::unordered_multiset<cl_mem> *unfinished_mems = new std::unordered_multiset<cl_mem>;
+
+void note_unfinished(const std::vector<cl_mem> &mems) {
+    std::lock_guard lock(unfinished_mutex);
+    for (cl_mem m : mems) unfinished_mems->insert(m);
+}
+
+void note_finished(const std::vector<cl_mem> &mems) {
+    std::lock_guard lock(unfinished_mutex);
+    for (cl_mem m : mems)
+        if (auto it = unfinished_mems->find(m); it != unfinished_mems->end()) unfinished_mems->erase(it);
+}
+
 bool claim(PendingStep *pending) {
     std::lock_guard lock(pending_mutex);
     return pending_steps->erase(pending) == 1;
@@ -105,6 +122,7 @@ void run_step(PendingStep *pending, cl_int marker_status) {
     // The work is done: let go of the objects before the gate opens, so that
     // an application that released them and waits for the step (clFinish)
     // finds them destroyed, as after any other command.
+    note_finished(pending->keep_alive);
     release_all(pending->keep_alive);
     if (pending->reported) {
         release_layer_event(pending->reported);
@@ -162,6 +180,11 @@ void CL_CALLBACK release_step_events(cl_event, cl_int, void *data) {
 }
 
 }  // namespace
+
+bool host_step_unfinished_on(cl_mem mem) {
+    std::lock_guard lock(unfinished_mutex);
+    return unfinished_mems->count(mem) != 0;
+}
 
 bool profiling_queue(cl_command_queue queue) {
     cl_command_queue_properties props = 0;
@@ -273,6 +296,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         step_events->owners = 1;
         step_events->released_by_job = true;
     }
+    note_unfinished(pending->keep_alive);
     {
         std::lock_guard lock(pending_mutex);
         pending_steps->insert(pending);
@@ -290,6 +314,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         }
         next().clReleaseEvent(barrier);  // the pending step's reference
         next().clReleaseEvent(barrier);  // the enqueue's
+        note_finished(pending->keep_alive);
         release_all(pending->keep_alive);
         delete pending;
         return err;

@@ -57,6 +57,10 @@ cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list);
 // answers with its own, layer/step_times.hpp).
 bool profiling_queue(cl_command_queue queue);
 
+// Whether a step enqueued earlier that lists `mem` in keep_alive has not
+// finished its work yet (its marker has not completed, or its work runs).
+bool host_step_unfinished_on(cl_mem mem);
+
 // Enqueues the step.  On success *event (if non-NULL) receives the step's event.
 cl_int enqueue_host_step(HostStep step, cl_event *event);
 

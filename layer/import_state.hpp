@@ -41,7 +41,7 @@ public:
         return map_.try_emplace(&import, std::move(value)).first->second;
     }
     void forget(const Import &import) {
-        T gone;
+        [[maybe_unused]] T gone;  // a trivial T (a flag, an enum) is never read
         {
             std::lock_guard lock(mutex_);
             auto it = map_.find(&import);

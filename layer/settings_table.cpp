@@ -58,6 +58,9 @@ const SettingSpec table[] = {
     {"CLDMABUF_SEMAPHORES", K::word, "auto|force|off", 0, 0, "`auto`",
      "`cl_khr_semaphore` with sync_fd on ICDs without it; `force` puts the layer's over an ICD's own, `off` adds "
      "none ([semaphores.md](semaphores.md))"},
+    {"CLDMABUF_EXPLICIT_FENCES", K::word, "auto|off", 0, 0, "`auto`",
+     "acquire waits on the dma-buf's fences as one sync_file and release puts its own fence into written "
+     "dma-bufs where the kernel allows; `off` polls and attaches nothing ([semaphores.md](semaphores.md))"},
 };
 
 }  // namespace

@@ -2,10 +2,22 @@
 
 #include <errno.h>
 #include <linux/dma-buf.h>
+#include <poll.h>
+
+#include <cstring>
 
 #include "layer/kernel_ops.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf {
+
+bool explicit_fences_on() {
+    static const bool on = [] {
+        const char *v = setting("CLDMABUF_EXPLICIT_FENCES");
+        return !(v && !std::strcmp(v, "off"));  // a refused value was logged by the settings loader: auto
+    }();
+    return on;
+}
 
 int export_dmabuf_fences(int dmabuf_fd, bool write, int *sync_fd) {
     dma_buf_export_sync_file e{};
@@ -21,6 +33,19 @@ int import_fence_into_dmabuf(int dmabuf_fd, int sync_fd, bool write) {
     i.flags = write ? DMA_BUF_SYNC_WRITE : DMA_BUF_SYNC_READ;
     i.fd = sync_fd;
     return kernel_ioctl_retry(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &i) == 0 ? 0 : -errno;
+}
+
+int dmabuf_wait_exported_fences(int dmabuf_fd, bool write, int timeout_ms, bool *exported) {
+    int sync_fd = -1;
+    const int err = export_dmabuf_fences(dmabuf_fd, write, &sync_fd);
+    *exported = err == 0;
+    if (err < 0) return err;
+    short revents = 0;
+    const int r = kernel_poll_bounded(sync_fd, POLLIN, timeout_ms, &revents);
+    kernel().close(sync_fd);
+    if (r < 0) return r;
+    if (r == 0) return -ETIME;
+    return revents & (POLLERR | POLLNVAL) ? -EBADF : 0;
 }
 
 }  // namespace cldmabuf

@@ -12,7 +12,11 @@
 // mapping.  Tiled image imports
 // (layer/blit/tiled_shadow.hpp) are de-tiled into their linear shadow by the
 // blitter on acquire and re-tiled on release when writable; the CPU never
-// touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.
+// touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.  Explicit
+// fences (issue #20): the queued acquire waits for the fences as one exported
+// sync_file where the kernel can (layer/handoff/acquire_fences.hpp), and a
+// queued release puts its own fence into the written dma-bufs for
+// implicit-sync consumers (layer/handoff/release_fences.hpp).
 //
 // Two paths.  The fast one (issue #18) costs what the ICD's own floor costs:
 // one marker, the command's event and its place in the queue, and the
@@ -39,7 +43,9 @@
 #include "layer/failed_events.hpp"
 #include "layer/import/buffer.hpp"
 #include "layer/import/native.hpp"
+#include "layer/handoff/acquire_fences.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/release_fences.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
@@ -206,6 +212,15 @@ cl_int enqueue_marker(cl_command_queue queue, cl_event *marker, bool *idle) {
     return CL_SUCCESS;
 }
 
+// The queued acquire's CPU-access bracket: the fences (as an exported
+// sync_file where the kernel can, layer/handoff/acquire_fences.hpp), then
+// SYNC START.  The fast path's zero-timeout look stays a poll: one syscall.
+cl_int begin_acquire(const Import &import) {
+    const uint64_t access = import.sync_access_flags();
+    if (cl_int err = wait_acquire_fences(import, access, "acquire"); err != CL_SUCCESS) return err;
+    return sync_start(import, access, "acquire");
+}
+
 // The marker becomes the command's event (reported with the _KHR type).
 void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
     if (!event) {
@@ -260,8 +275,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         if (prior < 0) return prior;
         for (size_t i = 0; i < list.size(); ++i) {
             Import &import = *list[i];
-            cl_int err = import.over_tiled_shadow() ? detile(import)
-                                                    : begin_cpu_access(import, import.sync_access_flags(), "acquire");
+            cl_int err = import.over_tiled_shadow() ? detile(import) : begin_acquire(import);
             // Pinned staging runs here, after the fences and SYNC START; the
             // application's queue waits for this step.
             if (err == CL_SUCCESS && staging[i]) {
@@ -351,6 +365,10 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     }
     waits.insert(waits.end(), readbacks.begin(), readbacks.end());
 
+    // Implicit-sync consumers of the written dma-bufs wait for this step from
+    // now on; it signals them when its work is done (layer/handoff/release_fences.hpp).
+    const ReleaseFences fences = attach_release_fences(list);
+
     HostStep step;
     step.queue = queue;
     step.num_events = static_cast<cl_uint>(waits.size());
@@ -358,7 +376,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
     step.marker = marker;  // fast path allowed: no wait list, no write-back
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
-    step.work = [list, staging](cl_int prior) -> cl_int {
+    step.work = [list, staging, fences](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
         for (size_t i = 0; i < list.size(); ++i) {
             const auto &import = list[i];
@@ -380,6 +398,8 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
                 result = retile(*import);
             }
         }
+        // Also after a failure: a consumer must not wait past the release.
+        signal_release_fences(fences);
         return result;
     };
     cl_int err = enqueue_host_step(std::move(step), event);

@@ -14,7 +14,12 @@ cl_int begin_cpu_access(const Import &import, uint64_t access, const char *what)
     // (dma_buf_begin_cpu_access), so wait with poll first: a fence that never
     // signals must fail the command, not hang it.
     stats().fence_waits++;
-    int wait = dmabuf_wait_idle(import.fd, (access & DMABUF_SYNC_WRITE) != 0, fence_timeout_ms());
+    const int wait = dmabuf_wait_idle(import.fd, (access & DMABUF_SYNC_WRITE) != 0, fence_timeout_ms());
+    if (cl_int err = fence_wait_status(wait, import, what); err != CL_SUCCESS) return err;
+    return sync_start(import, access, what);
+}
+
+cl_int fence_wait_status(int wait, const Import &import, const char *what) {
     if (wait == -ETIME) {
         stats().fence_timeouts++;
         LOG_ERROR("%s: dma-buf fd %d still has pending fences after %d ms (CLDMABUF_FENCE_TIMEOUT_MS)", what,
@@ -25,7 +30,7 @@ cl_int begin_cpu_access(const Import &import, uint64_t access, const char *what)
         LOG_ERROR("%s: waiting for the fences of dma-buf fd %d failed: %s", what, import.fd, std::strerror(-wait));
         return CL_OUT_OF_RESOURCES;
     }
-    return sync_start(import, access, what);
+    return CL_SUCCESS;
 }
 
 bool fences_signalled_now(const Import &import, uint64_t access) {

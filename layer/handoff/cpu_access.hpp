@@ -12,6 +12,10 @@ namespace cldmabuf {
 // the access direction, then DMA_BUF_IOCTL_SYNC START.  CL_SUCCESS, or an
 // error status (CL_OUT_OF_RESOURCES on timeout) after one log line.
 cl_int begin_cpu_access(const Import &import, uint64_t access, const char *what);
+// How a fence wait ended (0, -ETIME, -errno) as the command's status, with
+// the one log line of a failure; shared by the poll and the sync_file wait
+// (layer/handoff/acquire_fences.hpp) so both fail alike.
+cl_int fence_wait_status(int wait, const Import &import, const char *what);
 // The two halves of begin_cpu_access for the handoff's fast path
 // (layer/handoff/acquire_release.cpp): whether no fence is pending in the
 // access direction now (poll with a zero timeout, nothing logged), and the

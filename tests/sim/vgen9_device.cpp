@@ -110,6 +110,10 @@ void on_close(int fd) {
         if (auto it = s.dmabuf_fds.find(fd); it != s.dmabuf_fds.end()) {
             o = std::move(it->second);
             s.dmabuf_fds.erase(it);
+            // Signalled fences go with a closing fd (the kernel drops them
+            // lazily; invisible but for the eventfd each holds here): a
+            // release's fence in a buffer another fd keeps open is no fd leak.
+            o->prune();
         }
         if (auto it = s.sync_fds.find(fd); it != s.sync_fds.end()) {
             fe = std::move(it->second);

@@ -31,7 +31,9 @@ TEST_CASE("explicit fences: a kernel without EXPORT_SYNC_FILE is a fallback, not
     ScopedKernel scope(&k);
     k.ioctl_errnos = {ENOTTY};
     bool exported = true;
-    CHECK(cldmabuf::sync::wait_dmabuf_fences(5, true, 100, &exported) == CL_OUT_OF_RESOURCES);
+    const int r = cldmabuf::dmabuf_wait_exported_fences(5, true, 100, &exported);
+    CHECK(r == -ENOTTY);
+    CHECK(cldmabuf::export_unsupported(r));
     CHECK_FALSE(exported);
     CHECK(k.polls == 0);
 }
@@ -44,4 +46,57 @@ TEST_CASE("explicit fences: no fence source, no release fence and nothing import
     CHECK(k.ioctls.empty());
     s.signal();  // harmless
     CHECK(k.ioctls.empty());
+}
+
+// ---- acquire's fence wait (layer/handoff/acquire_fences.hpp) ----------------------------------
+
+#include "layer/dmabuf/primitives.hpp"
+#include "layer/handoff/acquire_fences.hpp"
+#include "layer/import_state.hpp"
+#include "layer/registry.hpp"
+
+namespace {
+struct ForgottenImport : cldmabuf::Import {
+    ForgottenImport() { fd = 5; }
+    ~ForgottenImport() { cldmabuf::forget_import_state(*this); }
+};
+}  // namespace
+
+TEST_CASE("acquire fences: the exported sync_file is waited on, and the route is kept per import", "[semaphore]") {
+    FakeKernel k;
+    ScopedKernel scope(&k);
+    ForgottenImport import;
+    CHECK(cldmabuf::fence_wait_route(import) == cldmabuf::FenceWaitRoute::unknown);
+    REQUIRE(cldmabuf::wait_acquire_fences(import, cldmabuf::DMABUF_SYNC_WRITE, "acquire") == CL_SUCCESS);
+    REQUIRE(k.ioctls.size() == 1);
+    CHECK(k.ioctls[0].first == DMA_BUF_IOCTL_EXPORT_SYNC_FILE);
+    CHECK((k.ioctls[0].second & 0xffffffffu) == DMA_BUF_SYNC_WRITE);  // every fence, as POLLOUT
+    CHECK(k.polls == 1);
+    CHECK(cldmabuf::fence_wait_route(import) == cldmabuf::FenceWaitRoute::sync_file);
+    // A sync_file that does not signal in time: today's status.
+    k.on_poll = [](struct pollfd *, int) { return 0; };
+    CHECK(cldmabuf::wait_acquire_fences(import, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_OUT_OF_RESOURCES);
+    CHECK((k.ioctls[1].second & 0xffffffffu) == DMA_BUF_SYNC_READ);  // the writers only, as POLLIN
+}
+
+TEST_CASE("acquire fences: ENOTTY (Linux < 6.0) polls the dma-buf from then on; EMFILE decides nothing",
+          "[semaphore]") {
+    FakeKernel k;
+    ScopedKernel scope(&k);
+    ForgottenImport passing, old_kernel;
+    k.ioctl_errnos = {EMFILE};
+    CHECK(cldmabuf::wait_acquire_fences(passing, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_SUCCESS);
+    CHECK(k.polls == 1);  // the dma-buf, polled this once
+    CHECK(cldmabuf::fence_wait_route(passing) == cldmabuf::FenceWaitRoute::unknown);
+
+    k.ioctls.clear();
+    k.ioctl_errnos = {ENOTTY};
+    CHECK(cldmabuf::wait_acquire_fences(old_kernel, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_SUCCESS);
+    CHECK(cldmabuf::fence_wait_route(old_kernel) == cldmabuf::FenceWaitRoute::poll);
+    CHECK(k.ioctls.size() == 1);
+    CHECK(cldmabuf::wait_acquire_fences(old_kernel, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_SUCCESS);
+    CHECK(k.ioctls.size() == 1);  // not asked again
+    CHECK(k.polls == 3);
+    k.on_poll = [](struct pollfd *, int) { return 0; };
+    CHECK(cldmabuf::wait_acquire_fences(old_kernel, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_OUT_OF_RESOURCES);
 }

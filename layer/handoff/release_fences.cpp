@@ -1,0 +1,46 @@
+#include "layer/handoff/release_fences.hpp"
+
+#include <cstring>
+
+#include "layer/dmabuf/explicit_fences.hpp"
+#include "layer/host_step.hpp"
+#include "layer/import_state.hpp"
+#include "layer/log.hpp"
+
+namespace cldmabuf {
+namespace {
+
+// Imports whose dma-buf refused IMPORT_SYNC_FILE: not asked again.
+void forget_refusal(const Import &import);
+ImportState<bool> refused(forget_refusal);
+void forget_refusal(const Import &import) { refused.forget(import); }
+
+bool wants_fence(const Import &import) {
+    return !(import.flags & CL_MEM_READ_ONLY) && !import.over_tiled_shadow() && !refused.find(import) &&
+           !host_step_unfinished_on(import.mem);
+}
+
+}  // namespace
+
+ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list) {
+    ReleaseFences fences;
+    if (!explicit_fences_on() || !sync::can_export_sync_fd()) return fences;
+    for (const auto &import : list) {
+        if (!wants_fence(*import)) continue;
+        auto fence = std::make_shared<sync::DmabufSignal>();
+        if (int err = fence->attach(import->fd); err < 0) {
+            refused.emplace(*import, true);
+            LOG_DEBUG("release: dma-buf fd %d takes no release fence (%s); its consumers see only the earlier "
+                      "fences", import->fd, std::strerror(-err));
+            continue;
+        }
+        fences.push_back(std::move(fence));
+    }
+    return fences;
+}
+
+void signal_release_fences(const ReleaseFences &fences) {
+    for (const auto &f : fences) f->signal();
+}
+
+}  // namespace cldmabuf

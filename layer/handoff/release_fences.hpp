@@ -1,0 +1,33 @@
+// Release's fence in the dma-buf (issue #20 item 2): a release that goes the
+// queued way puts a layer fence into each written import's dma-buf as its
+// writer at enqueue (layer/sync/dmabuf_bridge.hpp), so implicit-sync
+// consumers wait until the release step ran; the step signals it when its
+// work is done, whatever its result.  Nothing is attached (the release
+// behaves as before) for:
+//   * CL_MEM_READ_ONLY imports: the device wrote nothing;
+//   * tiled-shadow imports: the release's re-tile is a blitter execbuffer
+//     on that dma-buf, which would wait for the fence (implicit sync);
+//   * an import an earlier layer step has not finished with (an acquire,
+//     a map, a blitter copy): that step waits for the dma-buf's fences, and
+//     the release's fence would hold it until the timeout;
+//   * the fast path (the release is done at once);
+//   * CLDMABUF_EXPLICIT_FENCES=off, no fence source (sw_sync or vgem), or a
+//     dma-buf that refused IMPORT_SYNC_FILE once (not asked again; logged
+//     once at debug level).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "layer/registry.hpp"
+#include "layer/sync/dmabuf_bridge.hpp"
+
+namespace cldmabuf {
+
+using ReleaseFences = std::vector<std::shared_ptr<sync::DmabufSignal>>;
+
+ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list);
+// Signals every fence (the release step's last act).
+void signal_release_fences(const ReleaseFences &fences);
+
+}  // namespace cldmabuf

@@ -1,0 +1,388 @@
+// Acquire/release on explicit fences (issue #20 item 2, docs/semaphores.md
+// "Bridges to dma-bufs"): acquire waits for a dma-buf's fences as one
+// exported sync_file (DMA_BUF_IOCTL_EXPORT_SYNC_FILE) and falls back to poll
+// where the kernel refuses; a queued release puts a layer fence into each
+// written dma-buf (IMPORT_SYNC_FILE), which implicit-sync consumers see
+// pending until the release step ran, and which is signalled on every path
+// (success, a failed step, the fence timeout), with no fd left behind.
+//
+// On the host: e2e-sim (the virtual Gen9 models both ioctls, its blitter's
+// fences and sw_sync).  In the VM lane's e2e runs (untagged filter): PoCL 6
+// and rusticl on real dma-heap/udmabuf/vgem dma-bufs, vgem fences, Linux
+// 6.12.  Tag [explicit-fences]; the fault cases need the virtual Gen9.
+#include <catch2/catch_test_macros.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "cl_fixture.hpp"
+#include "event_info.hpp"
+#include "imported_buffer.hpp"
+#include "layer_probe.hpp"
+#include "layer/sync/semaphore_compat.h"
+#include "test_dmabufs.hpp"
+#include "test_env.hpp"
+#include "vgen9_control.hpp"
+
+using namespace e2e;
+using cldmabuf::test::env_is;
+using cldmabuf::test::vgen9;
+namespace tsup = cldmabuf::test;
+
+namespace {
+
+int fence_timeout_ms() {
+    const char *v = std::getenv("CLDMABUF_FENCE_TIMEOUT_MS");
+    return v ? std::atoi(v) : 1000;
+}
+
+// A consumer's own view of the dma-buf (taken before the import hands the
+// fd over): poll() on it is what implicit-sync users see.
+int consumer_fd(const Dmabuf &buf) {
+    const int fd = fcntl(buf.fd, F_DUPFD_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    return fd;
+}
+// A writer is pending on the dma-buf: POLLIN (readers wait for the writer) not ready now.
+bool writer_pending(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return poll(&p, 1, 0) == 0;
+}
+bool writer_done_within(int fd, int ms) {
+    pollfd p{fd, POLLIN, 0};
+    return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+// Whether the layer can make a fence of its own here (sw_sync, or vgem):
+// the same probe that decides sync_fd export of its semaphores.
+bool layer_has_fence_source(const ClEnv &env) {
+    size_t bytes = 0;
+    return clGetDeviceInfo(env.device, CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes) ==
+               CL_SUCCESS &&
+           bytes > 0;
+}
+
+bool kernel_imports_sync_files(const Dmabuf &buf) {
+    dma_buf_export_sync_file e{};
+    e.flags = DMA_BUF_SYNC_READ;
+    if (ioctl(buf.fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e) != 0) return false;  // Linux < 6.0
+    close(e.fd);
+    return true;
+}
+
+// The layer's own import (not the ICD's native dma-buf import).
+bool layer_import(cl_mem mem) {
+    cl_uint route = 99;
+    return clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
+           CL_SUCCESS;
+}
+
+#define REQUIRE_RELEASE_FENCES(env, imported)                                                          \
+    do {                                                                                               \
+        if (env_is("CLDMABUF_EXPLICIT_FENCES", "off")) SKIP("CLDMABUF_EXPLICIT_FENCES=off");             \
+        if (!layer_has_fence_source(env)) SKIP("no fence source for the layer (neither sw_sync nor vgem)"); \
+        if (!kernel_imports_sync_files((imported).buf)) SKIP("no DMA_BUF_IOCTL_EXPORT/IMPORT_SYNC_FILE"); \
+        if (!layer_import((imported).mem)) SKIP("the ICD imports this dma-buf itself");                  \
+    } while (0)
+
+// sync_file fds open now: the virtual Gen9's count (its sync_files are its
+// own), else this process's anon_inode:sync_file fds.
+size_t sync_files_open() {
+    if (vgen9().loaded) return vgen9().now().live_sync_fds;
+    size_t n = 0;
+    if (DIR *d = opendir("/proc/self/fd")) {
+        while (dirent *e = readdir(d)) {
+            char link[64] = {};
+            const std::string path = std::string("/proc/self/fd/") + e->d_name;
+            const ssize_t len = readlink(path.c_str(), link, sizeof link - 1);
+            if (len > 0 && std::strcmp(link, "anon_inode:sync_file") == 0) ++n;
+        }
+        closedir(d);
+    }
+    return n;
+}
+
+// A release of `mem` held behind an open user event: the queued path.
+struct HeldRelease {
+    const ClEnv &env;
+    cl_event gate = nullptr;
+    cl_event rel = nullptr;
+    HeldRelease(const ClEnv &e, cl_mem mem) : env(e) {
+        cl_int err = CL_SUCCESS;
+        gate = clCreateUserEvent(env.context, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &mem, 1, &gate, &rel) == CL_SUCCESS);
+    }
+    void open() { REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS); }
+    ~HeldRelease() {
+        clReleaseEvent(rel);
+        clReleaseEvent(gate);
+    }
+};
+
+void acquire_now(const ClEnv &env, cl_mem mem) {
+    REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);  // no earlier step of the import left unfinished
+}
+
+// A write fence on `target` that completes only when told: on the virtual
+// Gen9 a blitter copy into it on a queue of its own (manual mode: its batch
+// completes at tick), elsewhere a vgem fence.
+struct PendingWriter {
+    const ClEnv &env;
+    ImportedBuffer &target;
+    cl_command_queue other = nullptr;
+    cl_event copy = nullptr;
+    uint32_t vgem_fence = 0;
+    bool done = false;
+    PendingWriter(const ClEnv &e, ImportedBuffer &src, ImportedBuffer &dst) : env(e), target(dst) {
+        if (vgen9().loaded) {
+            other = env.make_queue();
+            const uint64_t before = vgen9().submitted();
+            vgen9().set_manual(1);
+            REQUIRE(clEnqueueCopyBuffer(other, src.mem, dst.mem, 0, 0, 4096, 0, nullptr, &copy) == CL_SUCCESS);
+            REQUIRE(clFlush(other) == CL_SUCCESS);
+            REQUIRE(vgen9().wait_for_submission(before, 10000));
+        } else {
+            vgem_fence = tsup::attach_fence(dst.buf, /*write=*/true);
+        }
+    }
+    void complete() {
+        if (done) return;
+        done = true;
+        if (vgen9().loaded) {
+            vgen9().set_manual(0);
+            vgen9().tick(64);
+            clWaitForEvents(1, &copy);
+        } else {
+            tsup::signal_fence(target.buf, vgem_fence);
+        }
+    }
+    ~PendingWriter() {
+        complete();
+        if (copy) clReleaseEvent(copy);
+        if (other) {
+            clFinish(other);
+            clReleaseCommandQueue(other);
+        }
+    }
+};
+
+bool can_make_pending_writer() {
+    if (vgen9().loaded) return layer_takes_blitter() && !env_is("CLDMABUF_IMPORT", "copy");
+    return source_has_fences();  // vgem in the VM
+}
+
+}  // namespace
+
+TEST_CASE("explicit fences: a queued release's fence is pending for consumers until the release ran",
+          "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    acquire_now(env, b.mem);
+    const int fds_before = settled_fds();
+    {
+        HeldRelease r(env, b.mem);
+        CHECK(writer_pending(watch));  // an implicit-sync reader waits for the release
+        CHECK(status_of(r.rel) != CL_COMPLETE);
+        r.open();
+        CHECK(clWaitForEvents(1, &r.rel) == CL_SUCCESS);
+        // Signalled by the step's work, which ends before its event completes
+        // (the watchdog would take CLDMABUF_FENCE_TIMEOUT_MS).
+        CHECK_FALSE(writer_pending(watch));
+    }
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(open_fds_toward(fds_before) == fds_before);  // the fence's timeline is closed
+
+    // The next round: acquire (waits on nothing left by the layer) and release again.
+    acquire_now(env, b.mem);
+    {
+        HeldRelease r(env, b.mem);
+        CHECK(writer_pending(watch));
+        r.open();
+        CHECK(clFinish(env.queue) == CL_SUCCESS);
+        CHECK_FALSE(writer_pending(watch));
+    }
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+TEST_CASE("explicit fences: a release that cannot run yet is signalled at the fence timeout, not held forever",
+          "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    acquire_now(env, b.mem);
+    const int fds_before = settled_fds();
+    {
+        HeldRelease r(env, b.mem);
+        CHECK(writer_pending(watch));
+        // Nobody opens the gate: the consumer is let go by the layer's bound.
+        CHECK(writer_done_within(watch, fence_timeout_ms() * 10 + 5000));
+        CHECK(status_of(r.rel) != CL_COMPLETE);  // the release itself still waits for its gate
+        r.open();
+        CHECK(clWaitForEvents(1, &r.rel) == CL_SUCCESS);
+    }
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+TEST_CASE("explicit fences: read-only imports and the fast path attach nothing", "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer probe(env, 4096);
+    REQUIRE_RELEASE_FENCES(env, probe);
+    Dmabuf buf = make_dmabuf(65536);
+    const int watch = consumer_fd(buf);
+    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(buf.fd),
+                                       0};
+    cl_int err = CL_SUCCESS;
+    cl_mem ro = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_ONLY, buf.size, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    buf.release_fd();  // the import owns it
+    acquire_now(env, ro);
+    {
+        HeldRelease r(env, ro);
+        CHECK_FALSE(writer_pending(watch));  // the device wrote nothing: no fence for readers
+        r.open();
+        CHECK(clFinish(env.queue) == CL_SUCCESS);
+    }
+    // The fast path (idle queue, no wait list) is done at once: nothing to attach.
+    acquire_now(env, probe.mem);
+    const int watch2 = consumer_fd(probe.buf);
+    const LayerStats before = layer_stats(env.platform);
+    REQUIRE(env.release(env.queue, 1, &probe.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    // (Taken only when the ICD reports the queue idle at once; the copy route always queues.)
+    if (layer_stats(env.platform)[CL_STATS_FAST_HANDOFFS_CLDMABUF] > before[CL_STATS_FAST_HANDOFFS_CLDMABUF])
+        CHECK_FALSE(writer_pending(watch2));
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    clReleaseMemObject(ro);
+    close(watch);
+    close(watch2);
+}
+
+TEST_CASE("explicit fences: acquire waits for a pending writer through the exported sync_file",
+          "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    if (env_is("CLDMABUF_EXPLICIT_FENCES", "off")) SKIP("CLDMABUF_EXPLICIT_FENCES=off");
+    if (!can_make_pending_writer()) SKIP("needs the virtual Gen9 blitter or vgem fences for a pending writer");
+    ClEnv env;
+    ImportedBuffer a(env, 65536), b(env, 65536);
+    if (!kernel_imports_sync_files(b.buf)) SKIP("no DMA_BUF_IOCTL_EXPORT_SYNC_FILE (Linux < 6.0)");
+    if (!layer_import(b.mem)) SKIP("the ICD imports this dma-buf itself");
+    const int watch = consumer_fd(b.buf);
+    const int fds_before = settled_fds();
+    const size_t sync_before = sync_files_open();
+    cl_event acq = nullptr;
+    {
+        PendingWriter writer(env, a, b);
+        const size_t with_writer = sync_files_open();  // the blitter's fence-out, held by its step
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+        // The acquire's step holds the dma-buf's fences as one sync_file while it waits.
+        CHECK(eventually([&] { return sync_files_open() == with_writer + 1; }, fence_timeout_ms() / 2));
+        CHECK(status_of(acq) != CL_COMPLETE);
+        writer.complete();
+        CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+        CHECK(status_of(acq) == CL_COMPLETE);
+    }
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    clReleaseEvent(acq);
+    CHECK(writer_done_within(watch, 5000));
+    CHECK(eventually([&] { return sync_files_open() == sync_before; }));
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+// ---- refusals and failures, modelled by the virtual Gen9 ------------------------------------------
+
+TEST_CASE("explicit fences: EXPORT_SYNC_FILE refused (ENOTTY) falls back to poll, which still waits",
+          "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    if (!vgen9().loaded || !can_make_pending_writer()) SKIP("needs the virtual Gen9 blitter");
+    ClEnv env;
+    ImportedBuffer a(env, 65536), b(env, 65536);
+    const int fds_before = settled_fds();
+    const size_t sync_before = sync_files_open();
+    REQUIRE(vgen9().fail_ioctl(DMA_BUF_IOCTL_EXPORT_SYNC_FILE, 0, ENOTTY) == 0);  // a Linux < 6.0 kernel
+    cl_event acq = nullptr;
+    {
+        PendingWriter writer(env, a, b);
+        const size_t with_writer = sync_files_open();
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+        CHECK_FALSE(eventually([&] { return status_of(acq) == CL_COMPLETE; }, fence_timeout_ms() / 5));
+        CHECK(sync_files_open() == with_writer);  // polled: no sync_file of the acquire's
+        writer.complete();
+        CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);  // not a failure: the poll waited instead
+    }
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    clReleaseEvent(acq);
+    vgen9().reset();
+    CHECK(eventually([&] { return sync_files_open() == sync_before; }));
+    CHECK(open_fds_toward(fds_before) == fds_before);
+}
+
+TEST_CASE("explicit fences: IMPORT_SYNC_FILE refused: the release behaves as before", "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    if (!vgen9().loaded) SKIP("needs the virtual Gen9 to refuse the ioctl");
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    acquire_now(env, b.mem);
+    const int fds_before = settled_fds();
+    REQUIRE(vgen9().fail_ioctl(DMA_BUF_IOCTL_IMPORT_SYNC_FILE, 0, EINVAL) == 0);
+    for (int round = 0; round < 2; ++round) {  // the second is not asked again
+        HeldRelease r(env, b.mem);
+        CHECK_FALSE(writer_pending(watch));
+        r.open();
+        CHECK(clFinish(env.queue) == CL_SUCCESS);
+        acquire_now(env, b.mem);
+    }
+    vgen9().reset();
+    CHECK(open_fds_toward(fds_before) == fds_before);  // the unimported fence's timeline is closed
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    close(watch);
+}
+
+TEST_CASE("explicit fences: a failed release step still signals its fence", "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    if (!vgen9().loaded) SKIP("needs the virtual Gen9 to fail DMA_BUF_IOCTL_SYNC");
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    acquire_now(env, b.mem);
+    const int fds_before = settled_fds();
+    {
+        HeldRelease r(env, b.mem);
+        CHECK(writer_pending(watch));
+        REQUIRE(vgen9().fail_ioctl(DMA_BUF_IOCTL_SYNC, 1, EIO) == 0);  // the release's SYNC END
+        r.open();
+        clWaitForEvents(1, &r.rel);
+        CHECK(status_of(r.rel) < 0);
+        CHECK_FALSE(writer_pending(watch));  // a consumer is not held by a failed release
+    }
+    CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);  // the failure, reported once
+    vgen9().reset();
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
