@@ -158,7 +158,7 @@ void on_dup(int oldfd, int newfd) {
 bool handle_ioctl(int fd, unsigned long req, void *arg, int *ret) {
     State &s = S();
     std::unique_lock<std::mutex> l(s.mu);
-    IoctlCall c{s, l, req, arg, nullptr, nullptr, nullptr, false};
+    IoctlCall c{s, l, req, arg, nullptr, nullptr, nullptr, false, nullptr};
     FileP f;  // keeps c.file alive across a handler that drops the lock
     std::span<const IoctlEntry> table;
     if (auto it = s.dev_fds.find(fd); it != s.dev_fds.end()) {
