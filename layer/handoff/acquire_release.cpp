@@ -24,9 +24,12 @@
 // there is nothing to wait for, and that is asked, not assumed: no wait
 // list; the marker, which completes only after every earlier command of the
 // queue, already complete once enqueued (PoCL on an idle queue) or flushed;
-// no fence pending (poll with a zero timeout); in-place imports only (the
-// copy route and tiled shadows enqueue device commands); no failure the
-// queue still owes clFinish; no profiling event (the step's own timestamps).
+// no fence pending (poll with a zero timeout); no tiled shadow (the
+// blitter de-tiles it); copy-route imports of at most fast_copy_limit, whose
+// Write is enqueued at once and whose Read is waited for (a discrete
+// device's handoff then costs its floor: the ICD's own Write and Read); no
+// failure the queue still owes clFinish; no profiling event (the step's own
+// timestamps).
 // Everything else is a host step (layer/host_step.hpp) over the marker
 // already enqueued: bounded fence waits on the queue's worker, gate, barrier.
 #include "layer/handoff/acquire_release.hpp"
@@ -134,25 +137,35 @@ cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, c
 }
 
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
-                      cl_event *done) {
+                      cl_event *done, cl_bool blocking = CL_FALSE) {
     if (!import.is_image)
-        return next().clEnqueueReadBuffer(queue, import.mem, CL_FALSE, 0, import.size, import.mapping, n, waits,
+        return next().clEnqueueReadBuffer(queue, import.mem, blocking, 0, import.size, import.mapping, n, waits,
                                           done);
     const size_t origin[3] = {0, 0, 0};
     const HostPixels px = host_pixels(import);
-    return next().clEnqueueReadImage(queue, import.mem, CL_FALSE, origin, import.image.region, px.row_pitch,
+    return next().clEnqueueReadImage(queue, import.mem, blocking, origin, import.image.region, px.row_pitch,
                                      px.slice_pitch, px.ptr, n, waits, done);
 }
 
 // ---- the fast path -------------------------------------------------------------------------
 
-// No wait list, in-place imports only, nothing the queue still owes, no
-// profiling event: the marker may then be the whole command.
+// Copy-route imports up to this size take the fast path: their Write is
+// enqueued and their Read waited for on the application's thread (the queue
+// is idle then, so the Read is only the transfer: at most tens of us on a
+// PCIe device).  Larger ones take the queued path, which moves them through
+// pinned staging (layer/handoff/staging.hpp) on the layer's worker and lets
+// the caller go on meanwhile.
+constexpr size_t fast_copy_limit = size_t{1} << 20;
+
+// No wait list, in-place or small copy-route imports (tiled shadows need the
+// blitter), nothing the queue still owes, no profiling event: the marker
+// (and a copy route's Write or Read) may then be the whole command.
 bool fast_path_allowed(cl_command_queue queue, const ImportList &list, cl_uint num_events, const cl_event *wait_list,
                        const cl_event *event) {
     if (num_events != 0 || wait_list) return false;  // (a list without a count is refused by the queued path)
     for (const auto &import : list)
-        if (import->route == Route::copy || import->over_tiled_shadow()) return false;
+        if (import->over_tiled_shadow() || (import->route == Route::copy && copy_bytes(*import) > fast_copy_limit))
+            return false;
     if (any_queue_failure() && queue_failure(queue) < 0) return false;
     return !event || !profiling_queue(queue);
 }
@@ -221,6 +234,70 @@ cl_int begin_acquire(const Import &import) {
     return sync_start(import, access, "acquire");
 }
 
+bool out_of_order(cl_command_queue queue) {
+    cl_command_queue_properties props = 0;
+    return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS &&
+           (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+}
+
+// The fast acquire's device copies: each copy-route import the device reads
+// gets the ICD's Write from its mapping, with no wait list (the queue is
+// idle).  *command becomes the event that completes after all of them: the
+// one Write's on an in-order queue, else a barrier over them (an
+// out-of-order queue must not start a later command before them, as the
+// queued path's barrier guarantees).  Nothing enqueued: *command unchanged.
+// On an error nothing of the command is left enqueued but Writes that
+// already went to the ICD (released here; the error is the caller's).
+cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *command) {
+    std::vector<cl_event> writes;
+    cl_int err = CL_SUCCESS;
+    for (const auto &import : list) {
+        if (!copied_in(*import)) continue;
+        cl_event done = nullptr;
+        err = copy_to_device(queue, *import, 0, nullptr, &done);
+        if (err != CL_SUCCESS) {
+            LOG_ERROR("acquire: the ICD refused the copy into the device buffer (error %d)", err);
+            break;
+        }
+        count_copy(*import, false, stats().copy_in_bytes);
+        writes.push_back(done);
+    }
+    if (err == CL_SUCCESS && !writes.empty()) {
+        cl_event last = nullptr;
+        if (!out_of_order(queue)) {
+            last = writes.back();  // in order: the last one completes after the others
+            writes.pop_back();
+        } else {
+            err = next().clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(writes.size()), writes.data(),
+                                                      &last);
+        }
+        if (err == CL_SUCCESS) {
+            next().clReleaseEvent(*command);
+            *command = last;
+        }
+    }
+    for (cl_event e : writes) next().clReleaseEvent(e);
+    return err;
+}
+
+// The fast release's device copies: the queue is idle, so each copy-route
+// import the device may have written is read back into its mapping at once
+// (blocking), before SYNC END.  The first error, after trying them all.
+cl_int fast_copies_out(cl_command_queue queue, const ImportList &list) {
+    cl_int result = CL_SUCCESS;
+    for (const auto &import : list) {
+        if (!copied_out(*import)) continue;
+        const cl_int err = copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE);
+        if (err != CL_SUCCESS) {
+            LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
+            if (result == CL_SUCCESS) result = err;
+            continue;
+        }
+        count_copy(*import, false, stats().copy_out_bytes);
+    }
+    return result;
+}
+
 // The marker becomes the command's event (reported with the _KHR type).
 void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
     if (!event) {
@@ -261,6 +338,13 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
                 if (fast_failure == CL_SUCCESS)
                     fast_failure = sync_start(*import, import->sync_access_flags(), "acquire");
             if (fast_failure == CL_SUCCESS) {
+                if (cl_int err = fast_copies_in(queue, list, &step.marker); err != CL_SUCCESS) {
+                    // The command is not enqueued: the CPU access brackets just
+                    // opened close again, the marker goes.
+                    for (const auto &import : list) end_cpu_access(*import, import->sync_access_flags(), "acquire");
+                    next().clReleaseEvent(step.marker);
+                    return err;
+                }
                 stats().fast_handoffs++;
                 hand_out(step.marker, step.type, event);
                 return CL_SUCCESS;
@@ -323,8 +407,9 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         bool idle = false;
         if (cl_int err = enqueue_marker(queue, &marker, &idle); err != CL_SUCCESS) return err;
         if (idle) {
-            // Every earlier command finished: the CPU access bracket closes now,
-            // for every import even after a failure.
+            // Every earlier command finished: device copies come back now, and
+            // the CPU access bracket closes, for every import even after a failure.
+            fast_failure = fast_copies_out(queue, list);
             for (const auto &import : list) {
                 const cl_int ended = end_cpu_access(*import, import->sync_access_flags(), "release");
                 if (fast_failure == CL_SUCCESS) fast_failure = ended;
