@@ -175,6 +175,8 @@ struct LeakCheck {
         vgen9().drain();
         CHECK(open_fds_toward(fds) == fds);
         const struct vgen9_stats now = vgen9().now();
+        INFO("sim dma-buf fds " << now.live_dmabuf_fds << " (were " << sim.live_dmabuf_fds << "), memfds "
+                                << now.live_memfds << " (were " << sim.live_memfds << ")");
         CHECK(now.live_sync_fds == sim.live_sync_fds);
         CHECK(now.live_objects <= sim.live_objects);
     }
@@ -330,4 +332,55 @@ TEST_CASE("[blt-fence] an execbuffer that refuses the fence: the copy waits for 
         clReleaseEvent(ev);
         REQUIRE(sem.release(s) == CL_SUCCESS);
     }
+}
+
+TEST_CASE("[blt-fence] copy, signal, wait on another queue, copy: the second batch waits for the first's fence",
+          "[blt][blt-fence]") {
+    REQUIRE_BLT_FENCES();
+    auto run = [] {
+        ClEnv env;
+        SemFns sem(env);
+        CopyPair pair(env);
+        ImportedBuffer c(env, N);
+        const std::vector<uint8_t> zero(N, 0);
+        REQUIRE(clEnqueueWriteBuffer(env.queue, c.mem, CL_TRUE, 0, N, zero.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+        cl_command_queue q2 = env.make_queue();
+        cl_semaphore_khr s = sem.make(env, false);
+        const cl_ulong fence_in = counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF);
+        const cl_ulong fence_out = counter(env, CL_STATS_BLT_FENCE_OUT_CLDMABUF);
+        vgen9().set_manual(1);
+        const uint64_t submitted = vgen9().submitted();
+        REQUIRE(clEnqueueCopyBuffer(env.queue, pair.a.mem, pair.b.mem, 0, 0, N, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(vgen9().wait_for_submission(submitted, 5000));
+        if (chained())
+            REQUIRE(eventually([&] { return counter(env, CL_STATS_BLT_FENCE_OUT_CLDMABUF) == fence_out + 1; }));
+        const uint64_t first = vgen9().submitted();
+        REQUIRE(sem.wait(q2, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clEnqueueCopyBuffer(q2, pair.b.mem, c.mem, 0, 0, N, 0, nullptr, nullptr) == CL_SUCCESS);
+        if (chained()) {
+            // Both batches in the kernel before either ran: the second waits on the first's fence.
+            REQUIRE(vgen9().wait_for_submission(first, 5000));
+            CHECK(eventually([&] { return counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF) == fence_in + 1; }));
+            REQUIRE(vgen9().tick(2) == 2);
+        } else {
+            REQUIRE(vgen9().tick(1) == 1);
+            REQUIRE(vgen9().wait_for_submission(first, 5000));
+            REQUIRE(vgen9().tick(1) == 1);
+            CHECK(counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF) == fence_in);
+        }
+        vgen9().set_manual(0);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        REQUIRE(clFinish(q2) == CL_SUCCESS);
+        std::vector<uint8_t> got(N);
+        REQUIRE(clEnqueueReadBuffer(q2, c.mem, CL_TRUE, 0, N, got.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+        CHECK(got == pair.pattern);
+        clReleaseCommandQueue(q2);
+        REQUIRE(sem.release(s) == CL_SUCCESS);
+    };
+    // Twice: two batches in flight at once grow the engine's batch pool by
+    // one buffer the first time (kept for reuse, not a leak).
+    run();
+    const LeakCheck leaks;
+    run();
 }
