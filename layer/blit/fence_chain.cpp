@@ -162,6 +162,11 @@ void BatchFence::submitted(int fence) {
     count_once(adopted);
 }
 
+bool BatchFence::finished_already() {
+    std::lock_guard l(m_);
+    return state_ == 2;
+}
+
 void BatchFence::finished() {
     int fd = -1;
     {
@@ -175,14 +180,24 @@ void BatchFence::finished() {
 
 // ---- the queue's record -------------------------------------------------------------
 
+// A step that is over already (it ran before its enqueue returned) is not
+// recorded: its forget_*() came first, and the record would hold its fence
+// until the queue's next command.  Checked under the records' lock, which the
+// step's forget_*() takes after it closed or finished.
 void offer_fence_in(cl_command_queue queue, std::shared_ptr<FenceInOffer> offer) {
     std::lock_guard l(records_mutex);
-    records()[queue] = std::move(offer);
+    if (offer->open())
+        records()[queue] = std::move(offer);
+    else
+        records().erase(queue);
 }
 
 void record_batch_fence(cl_command_queue queue, std::shared_ptr<BatchFence> batch) {
     std::lock_guard l(records_mutex);
-    records()[queue] = std::move(batch);
+    if (!batch->finished_already())
+        records()[queue] = std::move(batch);
+    else
+        records().erase(queue);
 }
 
 std::shared_ptr<FenceInOffer> take_fence_in(cl_command_queue queue) { return take<FenceInOffer>(queue); }

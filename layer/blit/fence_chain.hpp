@@ -54,6 +54,7 @@ public:
     // The copy, once its own step is enqueued: true when it took the wait.
     bool claim();
     bool claimed() const { return state_.load(std::memory_order_acquire) == claimed_state; }
+    bool open() const { return state_.load(std::memory_order_acquire) == open_state; }
     // A new fd of the fence for the execbuffer (the caller closes it), or -1.
     int dup_fence() const;
     // The execbuffer refused the fence: wait as the host step would have.
@@ -80,6 +81,7 @@ public:
     void submitted(int fence);
     // The copy's step ended (submitted or not): no attach after this.
     void finished();
+    bool finished_already();
 
 private:
     void count_once(bool adopted);
