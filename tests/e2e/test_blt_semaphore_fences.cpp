@@ -385,3 +385,54 @@ TEST_CASE("[blt-fence] copy, signal, wait on another queue, copy: the second bat
     const LeakCheck leaks;
     run();
 }
+
+TEST_CASE("[blt-fence] no chain across another layer command or on an out-of-order queue: the host waits",
+          "[blt][blt-fence]") {
+    REQUIRE_BLT_FENCES();
+    {
+        ClEnv warm;
+        CopyPair warm_pair(warm);
+    }
+    const LeakCheck leaks;
+    {
+        ClEnv env;
+        SemFns sem(env);
+        CopyPair pair(env);
+        TestFence tf;
+        cl_semaphore_khr s = sem.make(env, false, tf.fence);
+        cl_semaphore_khr other = sem.make(env, false);
+        cl_command_queue q = env.queue, ooo = nullptr;
+        SECTION("a semaphore signal between the wait and the copy") {
+            REQUIRE(sem.wait(q, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+            REQUIRE(sem.signal(q, 1, &other, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+        }
+        SECTION("a copy the ICD runs between the wait and the copy") {
+            REQUIRE(sem.wait(q, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+            cl_int err = CL_SUCCESS;
+            cl_mem plain = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+            REQUIRE(plain);
+            REQUIRE(clEnqueueCopyBuffer(q, plain, plain, 0, 2048, 1024, 0, nullptr, nullptr) == CL_SUCCESS);
+            clReleaseMemObject(plain);
+        }
+        SECTION("an out-of-order queue") {
+            ooo = env.make_queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+            q = ooo;
+            REQUIRE(sem.wait(q, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+        }
+        const cl_ulong fence_in = counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF);
+        const uint64_t submitted = vgen9().submitted();
+        cl_event ev = nullptr;
+        REQUIRE(clEnqueueCopyBuffer(q, pair.a.mem, pair.b.mem, 0, 0, N, 0, nullptr, &ev) == CL_SUCCESS);
+        // The wait's host step holds the copy until the fence signals.
+        CHECK_FALSE(vgen9().wait_for_submission(submitted, 50));
+        tf.signal();
+        REQUIRE(clWaitForEvents(1, &ev) == CL_SUCCESS);
+        CHECK(pair.copied());
+        CHECK(counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF) == fence_in);
+        REQUIRE(clFinish(q) == CL_SUCCESS);
+        clReleaseEvent(ev);
+        if (ooo) clReleaseCommandQueue(ooo);
+        REQUIRE(sem.release(other) == CL_SUCCESS);
+        REQUIRE(sem.release(s) == CL_SUCCESS);
+    }
+}
