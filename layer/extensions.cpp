@@ -139,7 +139,9 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
                                                             s.copy_out_bytes,   s.staged_bytes,
                                                             s.staged_transfers, s.direct_transfers,
                                                             s.staging_fallbacks, live_workers(),
-                                                            s.fast_handoffs,    s.queued_handoffs};
+                                                            s.fast_handoffs,    s.queued_handoffs,
+                                                            s.blt_fence_in_batches, s.blt_fence_out_batches,
+                                                            s.blt_fence_in_fallbacks};
         return answer(counters, sizeof counters, size, value, size_ret);
     }
     default: return next().clGetPlatformInfo(platform, name, size, value, size_ret);

@@ -39,6 +39,8 @@ std::string Stats::summary() const {
         << " queued_handoffs=" << queued_handoffs << " fence_waits=" << fence_waits
         << " fence_timeouts=" << fence_timeouts << " syncs=" << syncs
         << " blt_copies=" << blt_copies << " blt_bytes=" << blt_bytes
+        << " blt_fence_in=" << blt_fence_in_batches << " blt_fence_out=" << blt_fence_out_batches
+        << " blt_fence_in_fallbacks=" << blt_fence_in_fallbacks
         << " tiled_imports=" << tiled_imports << " detile_bytes=" << detile_bytes
         << " retile_bytes=" << retile_bytes;
     for (const auto &[reason, count] : fallbacks()) out << " fallback[" << reason << "]=" << count;

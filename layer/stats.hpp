@@ -34,6 +34,12 @@ struct Stats {
     std::atomic<uint64_t> syncs{0};
     std::atomic<uint64_t> blt_copies{0};
     std::atomic<uint64_t> blt_bytes{0};
+    // Blitter batches chained to semaphores (layer/blit/fence_chain.hpp):
+    // a wait taken as I915_EXEC_FENCE_IN, a signal that became the batch's
+    // FENCE_OUT, and claimed waits the execbuffer refused (waited on the host).
+    std::atomic<uint64_t> blt_fence_in_batches{0};
+    std::atomic<uint64_t> blt_fence_out_batches{0};
+    std::atomic<uint64_t> blt_fence_in_fallbacks{0};
     std::atomic<uint64_t> tiled_imports{0};
     std::atomic<uint64_t> detile_bytes{0};  // tiled imports: dma-buf -> shadow on acquire
     std::atomic<uint64_t> retile_bytes{0};  // shadow -> dma-buf on release

@@ -145,7 +145,10 @@ extern "C" {
 #define CL_STATS_LIVE_WORKERS_CLDMABUF 7      /* per-queue host-step threads running now (a gauge) */
 #define CL_STATS_FAST_HANDOFFS_CLDMABUF 8     /* acquires/releases done at once (nothing to wait for) */
 #define CL_STATS_QUEUED_HANDOFFS_CLDMABUF 9   /* ... stitched into the queue (marker, worker, gate, barrier) */
-#define CL_STATS_COUNT_CLDMABUF 10
+#define CL_STATS_BLT_FENCE_IN_CLDMABUF 10      /* blitter batches that waited for a semaphore as FENCE_IN */
+#define CL_STATS_BLT_FENCE_OUT_CLDMABUF 11     /* ... whose FENCE_OUT became a semaphore's signal */
+#define CL_STATS_BLT_FENCE_IN_FALLBACKS_CLDMABUF 12 /* claimed waits the execbuffer refused (host wait) */
+#define CL_STATS_COUNT_CLDMABUF 13
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

@@ -13,6 +13,7 @@
 #include "layer/blit/copy_overrides.hpp"
 
 #include "layer/blit/eligibility.hpp"
+#include "layer/blit/fence_chain.hpp"
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
@@ -25,6 +26,7 @@ cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue queue, cl_mem src, cl_me
                                        size_t dst_offset, size_t size, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event) {
     auto pass = [&] {
+        break_fence_chain(queue);
         return next().clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, num_events, wait_list,
                                           event);
     };
@@ -46,8 +48,8 @@ cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue queue, cl_mem src, cl_me
 
     const uint64_t so = t.src_side.base + src_offset, dof = t.dst_side.base + dst_offset;
     return enqueue_blit(queue, src, dst, CL_COMMAND_COPY_BUFFER, num_events, wait_list, event,
-                        "clEnqueueCopyBuffer", size, [t, so, dof, size](int *fence) {
-                            return t.engine->submit_copy_buffer(t.src, t.dst, so, dof, size, fence);
+                        "clEnqueueCopyBuffer", size, [t, so, dof, size](int in_fence, int *fence) {
+                            return t.engine->submit_copy_buffer(t.src, t.dst, so, dof, size, fence, in_fence);
                         });
 }
 
@@ -56,6 +58,7 @@ cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue queue, cl_mem src, 
                                             size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
                                             cl_uint num_events, const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
+        break_fence_chain(queue);
         return next().clEnqueueCopyBufferRect(queue, src, dst, src_origin, dst_origin, region, src_row_pitch,
                                               src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events,
                                               wait_list, event);
@@ -94,8 +97,8 @@ cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue queue, cl_mem src, 
     }
     const uint64_t bytes = r.region[0] * r.region[1] * r.region[2];
     return enqueue_blit(queue, src, dst, CL_COMMAND_COPY_BUFFER_RECT, num_events, wait_list, event,
-                        "clEnqueueCopyBufferRect", bytes, [t, rc](int *fence) {
-                            return t.engine->submit_copy_rect(t.src, t.dst, rc, fence);
+                        "clEnqueueCopyBufferRect", bytes, [t, rc](int in_fence, int *fence) {
+                            return t.engine->submit_copy_rect(t.src, t.dst, rc, fence, in_fence);
                         });
 }
 

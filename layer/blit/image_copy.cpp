@@ -27,6 +27,7 @@
 
 #include "layer/blit/copy_checks.hpp"
 #include "layer/blit/eligibility.hpp"
+#include "layer/blit/fence_chain.hpp"
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
@@ -135,8 +136,8 @@ cl_int enqueue_rect(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_t
                     const i915::RectCopy &rc) {
     const uint64_t bytes = rc.width * rc.height * rc.depth;
     return enqueue_blit(queue, src, dst, type, num_events, wait_list, event, what, bytes,
-                        [engine = t.engine, s = t.src, d = t.dst, rc](int *fence) {
-                            return engine->submit_copy_rect(s, d, rc, fence);
+                        [engine = t.engine, s = t.src, d = t.dst, rc](int in_fence, int *fence) {
+                            return engine->submit_copy_rect(s, d, rc, fence, in_fence);
                         });
 }
 
@@ -171,6 +172,7 @@ cl_int CL_API_CALL enqueue_copy_image(cl_command_queue queue, cl_mem src, cl_mem
                                       const size_t *dst_origin, const size_t *region, cl_uint num_events,
                                       const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
+        break_fence_chain(queue);
         return next().clEnqueueCopyImage(queue, src, dst, src_origin, dst_origin, region, num_events, wait_list,
                                          event);
     };
@@ -223,6 +225,7 @@ cl_int CL_API_CALL enqueue_copy_image_to_buffer(cl_command_queue queue, cl_mem s
                                                 const size_t *src_origin, const size_t *region, size_t dst_offset,
                                                 cl_uint num_events, const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
+        break_fence_chain(queue);
         return next().clEnqueueCopyImageToBuffer(queue, src, dst, src_origin, region, dst_offset, num_events,
                                                  wait_list, event);
     };
@@ -259,6 +262,7 @@ cl_int CL_API_CALL enqueue_copy_buffer_to_image(cl_command_queue queue, cl_mem s
                                                 const size_t *dst_origin, const size_t *region, cl_uint num_events,
                                                 const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
+        break_fence_chain(queue);
         return next().clEnqueueCopyBufferToImage(queue, src, dst, src_offset, dst_origin, region, num_events,
                                                  wait_list, event);
     };

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "layer/blit/fence_chain.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/host_step.hpp"
 #include "layer/i915/blt_engine.hpp"
@@ -29,32 +30,78 @@ void count_done(BlitKind kind, uint64_t bytes) {
 
 }  // namespace
 
-cl_int submit_and_wait(const char *what, BlitKind kind, uint64_t bytes, const BlitSubmit &submit) {
-    int fence = -1;
-    if (int r = submit(&fence); r != 0) {
-        LOG_ERROR("%s: blitter submission failed: %s", what, std::strerror(-r));
-        return errno_status(r);
-    }
+namespace {
+
+// Waits for the batch's out-fence within CLDMABUF_FENCE_TIMEOUT_MS, closes it
+// and counts the copy.
+cl_int wait_batch(const char *what, BlitKind kind, uint64_t bytes, int fence, bool fenced_in) {
     stats().fence_waits++;
     const int w = i915::BltEngine::wait_fence(fence, fence_timeout_ms());
     kernel().close(fence);
     if (w == 0) {
         stats().fence_timeouts++;
-        LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS)", what,
-                  fence_timeout_ms());
+        LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS)%s", what,
+                  fence_timeout_ms(), fenced_in ? "; the batch waits for a semaphore's sync_file (FENCE_IN)" : "");
         return CL_OUT_OF_RESOURCES;
     }
     if (w < 0) {
-        LOG_ERROR("%s: blitter batch failed: %s", what, std::strerror(-w));
+        LOG_ERROR("%s: blitter batch failed: %s%s", what, std::strerror(-w),
+                  fenced_in ? " (its FENCE_IN, the semaphore wait before it, failed: the batch was skipped)" : "");
         return CL_OUT_OF_RESOURCES;
     }
     count_done(kind, bytes);
     return CL_SUCCESS;
 }
 
+cl_int refused(const char *what, int r) {
+    LOG_ERROR("%s: blitter submission failed: %s", what, std::strerror(-r));
+    return errno_status(r);
+}
+
+}  // namespace
+
+cl_int submit_and_wait(const char *what, BlitKind kind, uint64_t bytes, const BlitSubmit &submit) {
+    int fence = -1;
+    if (int r = submit(-1, &fence); r != 0) return refused(what, r);
+    return wait_batch(what, kind, bytes, fence, false);
+}
+
+cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const BlitSubmit &submit, FenceInOffer *in,
+                               BatchFence *out) {
+    int fence = -1;
+    bool fenced_in = false;
+    int r = 0;
+    const int in_fd = in ? in->dup_fence() : -1;
+    if (in_fd >= 0) {
+        r = submit(in_fd, &fence);
+        kernel().close(in_fd);
+        fenced_in = r == 0;
+        if (r == 0) stats().blt_fence_in_batches++;
+    }
+    if (in && !fenced_in) {
+        // The kernel refused the fence (or the batch with it): the wait the
+        // copy took is done here, as its own host step would have.
+        stats().blt_fence_in_fallbacks++;
+        LOG_WARN("%s: the execbuffer did not take the semaphore's sync_file as FENCE_IN (%s): waiting for it on "
+                 "the host",
+                 what, r ? std::strerror(-r) : "no fd");
+        if (cl_int w = in->host_wait(fence_timeout_ms()); w != CL_SUCCESS) return w;
+    }
+    if (!fenced_in) r = submit(-1, &fence);
+    if (r != 0) return refused(what, r);
+    if (out) out->submitted(fence);
+    return wait_batch(what, BlitKind::copy, bytes, fence, fenced_in);
+}
+
 cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_type type, cl_uint num_events,
                     const cl_event *wait_list, cl_event *event, const char *what, uint64_t bytes,
                     BlitSubmit submit) {
+    std::shared_ptr<FenceInOffer> in;
+    std::shared_ptr<BatchFence> out;
+    if (fence_chain_on(queue)) {
+        in = take_fence_in(queue);
+        out = std::make_shared<BatchFence>();
+    }
     HostStep step;
     step.queue = queue;
     step.num_events = num_events;
@@ -62,11 +109,29 @@ cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_t
     step.type = type;
     step.keep_alive.push_back(src);
     if (dst != src) step.keep_alive.push_back(dst);
-    step.work = [what, bytes, submit = std::move(submit)](cl_int prior) -> cl_int {
-        if (prior < 0) return prior;
-        return submit_and_wait(what, BlitKind::copy, bytes, submit);
+    step.work = [queue, what, bytes, submit = std::move(submit), in, out](cl_int prior) -> cl_int {
+        cl_int status = prior;
+        if (prior >= 0) {
+            // Claimed before this step could run (the wait's step lets the
+            // queue on only once claimed or closed), so this reads a final state.
+            FenceInOffer *fence_in = in && in->claimed() ? in.get() : nullptr;
+            status = out || fence_in ? submit_chained_and_wait(what, bytes, submit, fence_in, out.get())
+                                     : submit_and_wait(what, BlitKind::copy, bytes, submit);
+        }
+        if (out) {
+            out->finished();
+            forget_batch_fence(queue, out.get());
+        }
+        return status;
     };
-    return enqueue_host_step(std::move(step), event);
+    const cl_int err = enqueue_host_step(std::move(step), event);
+    if (err == CL_SUCCESS && out) {
+        // Taken only now that the copy is in the queue: a copy that failed to
+        // enqueue must leave the wait to its own host step.
+        if (in) in->claim();
+        record_batch_fence(queue, out);
+    }
+    return err;
 }
 
 }  // namespace cldmabuf

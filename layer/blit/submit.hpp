@@ -15,8 +15,9 @@ namespace cldmabuf {
 enum class BlitKind { copy, detile, retile };
 
 // Builds and submits one batch: 0 and *fence (a sync_file the caller of
-// the function owns), or -errno.
-using BlitSubmit = std::function<int(int *fence)>;
+// the function owns), or -errno.  in_fence >= 0: a sync_file the batch waits
+// for on the GPU (I915_EXEC_FENCE_IN; it stays the caller's).
+using BlitSubmit = std::function<int(int in_fence, int *fence)>;
 
 // Submits, waits for the out-fence within CLDMABUF_FENCE_TIMEOUT_MS, closes
 // it and counts `bytes` under `kind`.  CL_SUCCESS, or after one LOG_ERROR
@@ -25,11 +26,22 @@ using BlitSubmit = std::function<int(int *fence)>;
 // time, a batch that failed).  Never waits unbounded.
 cl_int submit_and_wait(const char *what, BlitKind kind, uint64_t bytes, const BlitSubmit &submit);
 
+class FenceInOffer;
+class BatchFence;
+// The same for a copy chained to semaphores (layer/blit/fence_chain.hpp):
+// `in`, a wait the copy took, goes to the execbuffer as FENCE_IN (a refusal
+// waits for it on the host and submits without); `out` learns the batch's
+// out-fence once it is submitted.  Either may be null.
+cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const BlitSubmit &submit, FenceInOffer *in,
+                               BatchFence *out);
+
 // Enqueues `submit` as a host step of `queue`: it runs once the wait list
 // and every earlier command completed; the step's event (type `type`)
 // completes when the batch's out-fence signalled, or fails with
 // submit_and_wait's status.  `what` names the call in log lines; `bytes`
-// is counted in stats().blt_bytes.
+// is counted in stats().blt_bytes.  With CLDMABUF_BLT_SEMAPHORE_FENCES=on
+// the copy takes a semaphore wait enqueued right before it as its FENCE_IN
+// and offers its batch fence to a signal enqueued right after it.
 cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_type type, cl_uint num_events,
                     const cl_event *wait_list, cl_event *event, const char *what, uint64_t bytes,
                     BlitSubmit submit);

@@ -141,7 +141,7 @@ cl_int blit(Import &import, bool to_shadow, const char *step) {
     const i915::BltImport &dst = to_shadow ? t.shadow.obj : dmabuf;
     const uint64_t bytes = uint64_t{t.width} * t.height * t.elem;
     return submit_and_wait(what.c_str(), to_shadow ? BlitKind::detile : BlitKind::retile, bytes,
-                           [&](int *fence) { return t.engine->submit_copy_2d(src, dst, blit_of(t, to_shadow), fence); });
+                           [&](int, int *fence) { return t.engine->submit_copy_2d(src, dst, blit_of(t, to_shadow), fence); });
 }
 
 }  // namespace

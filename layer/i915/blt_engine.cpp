@@ -80,7 +80,7 @@ void BltEngine::release_shadow(const BltShadow &shadow) {
 }
 
 int BltEngine::submit_plan(const BltImport &src, const BltImport &dst, const BlitPlan &plan,
-                           int *out_fence) {
+                           int *out_fence, int in_fence) {
     if (!out_fence) return -EINVAL;
     uint64_t src_end, dst_end;
     plan_extent(plan, &src_end, &dst_end);
@@ -104,7 +104,7 @@ int BltEngine::submit_plan(const BltImport &src, const BltImport &dst, const Bli
         objs[n++] = {dst.handle, dst.gpu_addr, true};
     }
     const int r = exec_blt(dev_->fd(), dev_->context(), objs, n, static_cast<uint32_t>(bytes),
-                           out_fence);
+                           out_fence, in_fence);
     dev_->retire_batch(bb, r == 0);
     if (r != 0) return r;
     ++stats_.submits;
@@ -114,7 +114,7 @@ int BltEngine::submit_plan(const BltImport &src, const BltImport &dst, const Bli
 }
 
 int BltEngine::submit_copy_buffer(const BltImport &src, const BltImport &dst, uint64_t src_off,
-                                  uint64_t dst_off, uint64_t size, int *out_fence) {
+                                  uint64_t dst_off, uint64_t size, int *out_fence, int in_fence) {
     if (!in_bounds(src_off, size, src.size) || !in_bounds(dst_off, size, dst.size)) return -EINVAL;
     if (src.handle == dst.handle && size &&
         src_off < dst_off + size && dst_off < src_off + size)
@@ -122,21 +122,21 @@ int BltEngine::submit_copy_buffer(const BltImport &src, const BltImport &dst, ui
     thread_local BlitPlan plan;
     BufferCopy req{src_off, dst_off, size};
     if (int r = plan_copy_buffer(req, &plan); r != 0) return r;
-    return submit_plan(src, dst, plan, out_fence);
+    return submit_plan(src, dst, plan, out_fence, in_fence);
 }
 
 int BltEngine::submit_copy_rect(const BltImport &src, const BltImport &dst, const RectCopy &rect,
-                                int *out_fence) {
+                                int *out_fence, int in_fence) {
     thread_local BlitPlan plan;
     if (int r = plan_copy_rect(rect, &plan); r != 0) return r;
-    return submit_plan(src, dst, plan, out_fence);
+    return submit_plan(src, dst, plan, out_fence, in_fence);
 }
 
 int BltEngine::submit_copy_2d(const BltImport &src, const BltImport &dst, const ImageCopy &copy,
-                              int *out_fence) {
+                              int *out_fence, int in_fence) {
     thread_local BlitPlan plan;
     if (int r = plan_copy_2d(copy, &plan); r != 0) return r;
-    return submit_plan(src, dst, plan, out_fence);
+    return submit_plan(src, dst, plan, out_fence, in_fence);
 }
 
 int BltEngine::wait_fence(int fence_fd, int timeout_ms) {

@@ -55,12 +55,14 @@ public:
     // owns and closes), or -errno: -EINVAL for out-of-bounds or inexpressible
     // requests, else the execbuffer error (-ENOMEM, -ENOSPC, -EIO, ...).
     // A zero-sized copy still submits an empty batch so a fence is returned.
+    // in_fence >= 0: a sync_file the batch waits for on the GPU
+    // (I915_EXEC_FENCE_IN; the fd stays the caller's).
     int submit_copy_buffer(const BltImport &src, const BltImport &dst, uint64_t src_off,
-                           uint64_t dst_off, uint64_t size, int *out_fence);
+                           uint64_t dst_off, uint64_t size, int *out_fence, int in_fence = -1);
     int submit_copy_rect(const BltImport &src, const BltImport &dst, const RectCopy &rect,
-                         int *out_fence);
+                         int *out_fence, int in_fence = -1);
     int submit_copy_2d(const BltImport &src, const BltImport &dst, const ImageCopy &copy,
-                       int *out_fence);
+                       int *out_fence, int in_fence = -1);
 
     // Wait for a sync_file: 1 signalled ok, 0 timeout, -errno when the fence
     // signalled with an error (SYNC_IOC_FILE_INFO status < 0, e.g. -EIO after
@@ -80,7 +82,7 @@ public:
 private:
     BltEngine() = default;
     int submit_plan(const BltImport &src, const BltImport &dst, const BlitPlan &plan,
-                    int *out_fence);
+                    int *out_fence, int in_fence);
 
     mutable std::mutex mu_;
     std::unique_ptr<GemDevice> dev_;

@@ -12,7 +12,7 @@
 namespace cldmabuf::i915 {
 
 int exec_blt(int drm_fd, uint32_t ctx_id, const ExecObject *objects, unsigned count,
-             uint32_t batch_len_bytes, int *out_fence) {
+             uint32_t batch_len_bytes, int *out_fence, int in_fence) {
     if (count == 0 || count > kMaxExecObjects || (batch_len_bytes & 7) || !out_fence)
         return -EINVAL;
     drm_i915_gem_exec_object2 obj[kMaxExecObjects];
@@ -33,6 +33,10 @@ int exec_blt(int drm_fd, uint32_t ctx_id, const ExecObject *objects, unsigned co
                I915_EXEC_BATCH_FIRST | I915_EXEC_FENCE_OUT;
     eb.rsvd1 = ctx_id;  // i915_execbuffer2_set_context_id
     eb.rsvd2 = 0;
+    if (in_fence >= 0) {
+        eb.flags |= I915_EXEC_FENCE_IN;
+        eb.rsvd2 = static_cast<uint32_t>(in_fence);  // lower 32 bits in, upper 32 bits out
+    }
     if (kernel_ioctl_retry(drm_fd, DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, &eb) != 0) return -errno;
     *out_fence = static_cast<int>(eb.rsvd2 >> 32);
     return 0;

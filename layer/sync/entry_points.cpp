@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "layer/blit/fence_chain.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/host_step.hpp"
@@ -120,12 +121,29 @@ cl_int CL_API_CALL enqueue_wait_semaphores(cl_command_queue queue, cl_uint n, co
             sems[i]->pending.reset();
         }
     }
+    // One semaphore whose payload is a sync_file with its own status, on a
+    // queue that chains: offered to a blitter copy enqueued right after.
+    std::shared_ptr<FenceInOffer> offer;
+    if (n == 1 && fence_chain_on(queue)) {
+        const std::shared_ptr<Payload> &p = taken[0];
+        if (const int fd = p->gpu_fence_fd(); fd >= 0)
+            offer = std::make_shared<FenceInOffer>(fd, p, [p](int timeout_ms) { return p->wait(timeout_ms); });
+    }
     HostStep step;
     step.queue = queue;
     step.num_events = num_events;
     step.wait_list = wait_list;
     step.type = CL_COMMAND_SEMAPHORE_WAIT_KHR;
-    step.work = [taken](cl_int prior) -> cl_int {
+    step.work = [queue, taken, offer](cl_int prior) -> cl_int {
+        if (offer) {
+            cl_int status = prior;
+            if (prior < 0)
+                offer->close();
+            else
+                status = offer->wait_or_hand_over(fence_timeout_ms());
+            forget_fence_in(queue, offer.get());
+            return status;
+        }
         if (prior < 0) return prior;
         for (const auto &p : taken)
             if (cl_int err = p->wait(fence_timeout_ms()); err != CL_SUCCESS) return err;
@@ -137,8 +155,13 @@ cl_int CL_API_CALL enqueue_wait_semaphores(cl_command_queue queue, cl_uint n, co
         std::lock_guard<std::mutex> l(semaphore_mutex());
         for (cl_uint i = 0; i < n; ++i)
             if (!sems[i]->pending) sems[i]->pending = taken[i];
+        return err;
     }
-    return err;
+    if (offer)
+        offer_fence_in(queue, offer);
+    else
+        break_fence_chain(queue);
+    return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, const cl_semaphore_khr *sems,
@@ -169,6 +192,9 @@ cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, 
         }
         for (cl_uint i = 0; i < n; ++i) sems[i]->pending = made[i];
     }
+    // A blitter copy right before on this queue: its batch fence becomes
+    // the payloads' sync_file once the batch is submitted.
+    std::shared_ptr<BatchFence> batch = fence_chain_on(queue) ? take_batch_fence(queue) : nullptr;
     HostStep step;
     step.queue = queue;
     step.num_events = num_events;
@@ -186,8 +212,13 @@ cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, 
         std::lock_guard<std::mutex> l(semaphore_mutex());
         for (cl_uint i = 0; i < n; ++i)
             if (sems[i]->pending == made[i]) sems[i]->pending.reset();
+        return err;
     }
-    return err;
+    if (batch)
+        for (const auto &p : made) batch->attach([p](int fd) { return p->adopt_batch_fence(fd); });
+    else
+        break_fence_chain(queue);
+    return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL get_semaphore_info(cl_semaphore_khr s, cl_semaphore_info_khr name, size_t size, void *value,
@@ -257,7 +288,7 @@ cl_int CL_API_CALL get_semaphore_handle_for_type(cl_semaphore_khr s, cl_device_i
     std::lock_guard<std::mutex> l(semaphore_mutex());
     if (!s->pending || s->pending->sync_fd() < 0)
         return refuse(call, CL_INVALID_OPERATION, "no signal enqueued to export (a sync_fd is one signal)");
-    int fd = kernel().dup(s->pending->sync_fd());
+    int fd = s->pending->export_sync_fd();
     if (fd < 0) return refuse(call, CL_OUT_OF_RESOURCES, "dup of the sync_file failed");
     // Copy transference: the exported signal is the application's now.
     s->pending.reset();

@@ -42,15 +42,59 @@ Payload::~Payload() {
 }
 
 void Payload::signal(cl_int status) {
-    if (fence_.timeline >= 0) {
-        if (int err = signal_layer_fence(&fence_); err < 0)
+    LayerFence fence;
+    {
+        std::lock_guard<std::mutex> l(m_);
+        fixed_ = true;
+        fence = fence_;  // none after a batch fence was adopted: the GPU signals that one
+    }
+    if (fence.timeline >= 0) {
+        if (int err = signal_layer_fence(&fence); err < 0)
             LOG_ERROR("semaphore signal: signalling the layer fence failed (errno %d)", -err);
     }
     {
         std::lock_guard<std::mutex> l(m_);
+        fence_.timeline = fence.timeline;
         state_ = status < 0 ? status : 1;
     }
     cv_.notify_all();
+}
+
+int Payload::sync_fd() const {
+    std::lock_guard<std::mutex> l(m_);
+    return fd_;
+}
+
+int Payload::export_sync_fd() {
+    std::lock_guard<std::mutex> l(m_);
+    fixed_ = true;
+    return fd_ >= 0 ? kernel().dup(fd_) : -1;
+}
+
+int Payload::gpu_fence_fd() const {
+    std::lock_guard<std::mutex> l(m_);
+    return imported_ || batch_ ? fd_ : -1;
+}
+
+bool Payload::adopt_batch_fence(int fd) {
+    LayerFence dropped;
+    int dropped_fd = -1;
+    {
+        std::lock_guard<std::mutex> l(m_);
+        if (fixed_ || imported_ || batch_) {
+            kernel().close(fd);
+            return false;
+        }
+        // Never handed out, so nobody waits on the layer's own fence.
+        dropped = fence_;
+        dropped_fd = fd_;
+        fence_ = LayerFence{};
+        fd_ = fd;
+        batch_ = true;
+    }
+    if (dropped.timeline >= 0) kernel().close(dropped.timeline);
+    if (dropped_fd >= 0) kernel().close(dropped_fd);
+    return true;
 }
 
 bool Payload::signalled() const {

@@ -10,6 +10,10 @@
 //   sync_fd export     -> a dup of the payload's sync_file; the semaphore is
 //                         unsignalled afterwards (copy transference, as
 //                         Vulkan's SYNC_FD)
+//   a signal right after a blitter copy (CLDMABUF_BLT_SEMAPHORE_FENCES=on,
+//   layer/blit/fence_chain.hpp): the payload adopts the batch's FENCE_OUT as
+//                         its sync_file once the batch is submitted, unless
+//                         it was exported before (then it keeps its own)
 //
 // A payload outlives the semaphore while a step holds it.
 #pragma once
@@ -41,15 +45,27 @@ public:
     // signal's status, or CL_OUT_OF_RESOURCES (timeout; one log line).
     cl_int wait(int timeout_ms);
     // The sync_file this payload can be exported as, or -1.
-    int sync_fd() const { return fd_; }
+    int sync_fd() const;
+    // A new fd of the sync_file for the application (export), or -1.  From
+    // then on the payload keeps this sync_file: a batch fence comes too late.
+    int export_sync_fd();
+    // A sync_file whose status is the payload's own (an imported one, or a
+    // blitter batch's fence): a batch can wait for it on the GPU.  Else -1.
+    int gpu_fence_fd() const;
+    // The blitter batch before the signal was submitted: `fd` (owned) becomes
+    // the payload's sync_file and the layer's own fence is dropped.  false
+    // (fd closed) when the payload was exported or signalled already.
+    bool adopt_batch_fence(int fd);
     bool signalled() const;
 
 private:
     Payload() = default;
+    mutable std::mutex m_;  // fd_, fence_, batch_, fixed_, state_
     int fd_ = -1;
     bool imported_ = false;
+    bool batch_ = false;  // fd_ is a blitter batch's FENCE_OUT
+    bool fixed_ = false;  // exported or signalled: the sync_file stays as it is
     LayerFence fence_;
-    mutable std::mutex m_;
     std::condition_variable cv_;
     int state_ = 0;  // 0 pending, 1 signalled, <0 the failed signal's status
 };
