@@ -29,7 +29,9 @@
 #include <drm_fourcc.h>
 #include <i915_drm.h>
 
+#ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#endif
 #include <CL/cl_gl.h>
 #include <CL/cl_egl.h>
 
