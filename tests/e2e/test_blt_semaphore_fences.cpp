@@ -30,6 +30,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "layer_semaphores.hpp"
 #include "event_info.hpp"
 #include "imported_buffer.hpp"
 #include "layer/sync/semaphore_compat.h"
@@ -60,45 +61,7 @@ bool expect_blt() {
         if (!expect_blt()) SKIP("the layer does not take the blitter here (see [probe])"); \
     } while (0)
 
-struct SemFns {
-    clCreateSemaphoreWithPropertiesKHR_fn create = nullptr;
-    clEnqueueWaitSemaphoresKHR_fn wait = nullptr;
-    clEnqueueSignalSemaphoresKHR_fn signal = nullptr;
-    clReleaseSemaphoreKHR_fn release = nullptr;
-    clGetSemaphoreHandleForTypeKHR_fn handle = nullptr;
-
-    explicit SemFns(const ClEnv &env) {
-        auto get = [&](const char *n) { return clGetExtensionFunctionAddressForPlatform(env.platform, n); };
-        create = reinterpret_cast<clCreateSemaphoreWithPropertiesKHR_fn>(get("clCreateSemaphoreWithPropertiesKHR"));
-        wait = reinterpret_cast<clEnqueueWaitSemaphoresKHR_fn>(get("clEnqueueWaitSemaphoresKHR"));
-        signal = reinterpret_cast<clEnqueueSignalSemaphoresKHR_fn>(get("clEnqueueSignalSemaphoresKHR"));
-        release = reinterpret_cast<clReleaseSemaphoreKHR_fn>(get("clReleaseSemaphoreKHR"));
-        handle = reinterpret_cast<clGetSemaphoreHandleForTypeKHR_fn>(get("clGetSemaphoreHandleForTypeKHR"));
-        REQUIRE(create);
-        Dl_info where{};
-        if (!dladdr(reinterpret_cast<void *>(create), &where) || !where.dli_fname ||
-            !std::strstr(where.dli_fname, "libcldmabuf"))
-            SKIP("the ICD's own cl_khr_semaphore serves this platform");
-        REQUIRE(wait);
-        REQUIRE(signal);
-        REQUIRE(release);
-        REQUIRE(handle);
-    }
-    cl_semaphore_khr make(const ClEnv &env, bool exportable, int import_fd = -1) const {
-        std::vector<cl_semaphore_properties_khr> p = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR};
-        if (exportable)
-            p.insert(p.end(), {CL_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR, CL_SEMAPHORE_HANDLE_SYNC_FD_KHR,
-                               CL_SEMAPHORE_EXPORT_HANDLE_TYPES_LIST_END_KHR});
-        if (import_fd >= 0)
-            p.insert(p.end(), {CL_SEMAPHORE_HANDLE_SYNC_FD_KHR, static_cast<cl_semaphore_properties_khr>(import_fd)});
-        p.push_back(0);
-        cl_int err = CL_INVALID_VALUE;
-        cl_semaphore_khr s = create(env.context, p.data(), &err);
-        REQUIRE(err == CL_SUCCESS);
-        REQUIRE(s);
-        return s;
-    }
-};
+using SemFns = LayerSemaphores;
 
 // A sw_sync timeline of the test's own with one fence at point 1.
 struct TestFence {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cl_fixture.hpp"
+#include "layer_semaphores.hpp"
 #include "event_info.hpp"
 #include "layer/sync/semaphore_compat.h"
 #include "test_dmabufs.hpp"
@@ -27,54 +28,8 @@ using namespace e2e;
 
 namespace {
 
-struct Sem {
-    clCreateSemaphoreWithPropertiesKHR_fn create = nullptr;
-    clEnqueueWaitSemaphoresKHR_fn wait = nullptr;
-    clEnqueueSignalSemaphoresKHR_fn signal = nullptr;
-    clGetSemaphoreInfoKHR_fn info = nullptr;
-    clRetainSemaphoreKHR_fn retain = nullptr;
-    clReleaseSemaphoreKHR_fn release = nullptr;
-    clGetSemaphoreHandleForTypeKHR_fn handle = nullptr;
-    cl_int(CL_API_CALL *reimport)(cl_semaphore_khr, cl_semaphore_reimport_properties_khr *, int) = nullptr;
-
-    explicit Sem(const ClEnv &env) {
-        auto get = [&](const char *n) { return clGetExtensionFunctionAddressForPlatform(env.platform, n); };
-        create = reinterpret_cast<clCreateSemaphoreWithPropertiesKHR_fn>(get("clCreateSemaphoreWithPropertiesKHR"));
-        wait = reinterpret_cast<clEnqueueWaitSemaphoresKHR_fn>(get("clEnqueueWaitSemaphoresKHR"));
-        signal = reinterpret_cast<clEnqueueSignalSemaphoresKHR_fn>(get("clEnqueueSignalSemaphoresKHR"));
-        info = reinterpret_cast<clGetSemaphoreInfoKHR_fn>(get("clGetSemaphoreInfoKHR"));
-        retain = reinterpret_cast<clRetainSemaphoreKHR_fn>(get("clRetainSemaphoreKHR"));
-        release = reinterpret_cast<clReleaseSemaphoreKHR_fn>(get("clReleaseSemaphoreKHR"));
-        handle = reinterpret_cast<clGetSemaphoreHandleForTypeKHR_fn>(get("clGetSemaphoreHandleForTypeKHR"));
-        reimport = reinterpret_cast<decltype(reimport)>(get("clReImportSemaphoreSyncFdKHR"));
-        REQUIRE(create);
-        // These tests are of the layer's semaphores; an ICD that has its own
-        // keeps them (CLDMABUF_SEMAPHORES=auto), and the CTS covers those.
-        Dl_info where{};
-        if (!dladdr(reinterpret_cast<void *>(create), &where) || !where.dli_fname ||
-            !std::strstr(where.dli_fname, "libcldmabuf"))
-            SKIP("the ICD's own cl_khr_semaphore serves this platform (CLDMABUF_SEMAPHORES=force tests the layer's)");
-        REQUIRE(wait);
-        REQUIRE(signal);
-        REQUIRE(info);
-        REQUIRE(retain);
-        REQUIRE(release);
-        REQUIRE(handle);
-        REQUIRE(reimport);
-    }
-    cl_semaphore_khr make(const ClEnv &env, bool exportable = false, int import_fd = -1) const {
-        std::vector<cl_semaphore_properties_khr> p = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR};
-        if (exportable)
-            p.insert(p.end(), {CL_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR, CL_SEMAPHORE_HANDLE_SYNC_FD_KHR,
-                               CL_SEMAPHORE_EXPORT_HANDLE_TYPES_LIST_END_KHR});
-        if (import_fd >= 0) p.insert(p.end(), {CL_SEMAPHORE_HANDLE_SYNC_FD_KHR, (cl_semaphore_properties_khr)import_fd});
-        p.push_back(0);
-        cl_int err = CL_INVALID_VALUE;
-        cl_semaphore_khr s = create(env.context, p.data(), &err);
-        REQUIRE(err == CL_SUCCESS);
-        REQUIRE(s);
-        return s;
-    }
+struct Sem : LayerSemaphores {
+    using LayerSemaphores::LayerSemaphores;
     cl_semaphore_payload_khr payload(cl_semaphore_khr s) const {
         cl_semaphore_payload_khr v = 99;
         REQUIRE(info(s, CL_SEMAPHORE_PAYLOAD_KHR, sizeof v, &v, nullptr) == CL_SUCCESS);
