@@ -30,10 +30,9 @@ StagingChoice staging_choice() {
     static const StagingChoice choice = [] {
         const char *v = setting("CLDMABUF_STAGING");
         if (v && !std::strcmp(v, "pinned")) return StagingChoice::pinned;
-        if (v && !std::strcmp(v, "register")) return StagingChoice::registered;
         if (v && !std::strcmp(v, "off")) return StagingChoice::off;
         if (v && *v && std::strcmp(v, "auto"))
-            LOG_WARN("CLDMABUF_STAGING=%s is not auto, register, pinned or off: auto", v);
+            LOG_WARN("CLDMABUF_STAGING=%s is not auto, pinned or off: auto", v);
         return StagingChoice::automatic;
     }();
     return choice;
@@ -102,62 +101,10 @@ std::set<cl_device_id> refused_devices;  // logged once each
 bool wanted_for(cl_device_id device) {
     switch (staging_choice()) {
     case StagingChoice::pinned: return true;
-    case StagingChoice::registered: return true;
     case StagingChoice::off: return false;
     case StagingChoice::automatic: break;
     }
     return !device_shares_host_memory(device);
-}
-
-// ---- registered mappings ---------------------------------------------------------------
-//
-// A CL_MEM_USE_HOST_PTR buffer over a copy-route import's mapping, made once
-// per import and never used for anything else: NVIDIA (580, H200) pins the
-// pages of a USE_HOST_PTR buffer, and then moves the ICD's own Write/Read
-// from those pages at its pinned DMA rate with no CPU copy (64 MiB: 55.2 GB/s
-// from the registered mapping against 6.3 from the same mapping before, and
-// 55.0 from its CL_MEM_ALLOC_HOST_PTR memory; 3.6 ms to create, 1.4 ms to
-// release, measured with a standalone program on 2026-12-03).  An ICD that
-// refuses it leaves the import to pinned staging.
-struct HeldRegistration {
-    cl_mem pin = nullptr;
-    HeldRegistration() = default;
-    explicit HeldRegistration(cl_mem m) : pin(m) {}
-    HeldRegistration(HeldRegistration &&o) noexcept : pin(o.pin) { o.pin = nullptr; }
-    HeldRegistration &operator=(HeldRegistration &&o) noexcept {
-        std::swap(pin, o.pin);
-        return *this;
-    }
-    ~HeldRegistration() {
-        // Forgotten at the import's teardown, which may run in an ICD
-        // callback: the worker releases it (before the mapping goes, the
-        // import's teardown orders that; after it, the ICD holds the pages).
-        if (pin) post_to_worker(pin, [m = pin] { next().clReleaseMemObject(m); });
-    }
-};
-void forget_registration(const Import &import);
-ImportState<HeldRegistration> registrations(forget_registration);
-void forget_registration(const Import &import) { registrations.forget(import); }
-std::set<cl_device_id> unregistered_devices;  // logged once each
-
-// Whether `import`'s mapping is registered with the ICD (made now if not):
-// true -> its transfers go straight from the mapping.
-bool registered(const Import &import, cl_device_id device) {
-    const StagingChoice choice = staging_choice();
-    if (choice != StagingChoice::automatic && choice != StagingChoice::registered) return false;
-    if (import.is_image || !import.mapping) return false;
-    if (registrations.find(import)) return true;
-    cl_int err = CL_SUCCESS;
-    cl_mem pin = next().clCreateBuffer(import.context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, import.size,
-                                       import.mapping, &err);
-    if (!pin) {
-        if (unregistered_devices.insert(device).second)
-            LOG_INFO("staging: the ICD refused a CL_MEM_USE_HOST_PTR buffer over an import's mapping (error %d): "
-                     "copy-route transfers on device %p go through pinned staging", err, static_cast<void *>(device));
-        return false;
-    }
-    registrations.emplace(import, HeldRegistration(pin));
-    return true;
 }
 
 std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id device, std::string *why) {
@@ -195,7 +142,6 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
         return nullptr;
     if (!wanted_for(device)) return nullptr;
     std::lock_guard lock(cache_mutex);
-    if (registered(import, device)) return nullptr;  // the ICD moves the mapping's pinned pages itself
     if (HeldStaging *held = held_staging.find(import); held && held->device == device) return held->staging;
     std::shared_ptr<PinnedStaging> s = cache[{import.context, device}].lock();
     if (!s) {
