@@ -20,16 +20,20 @@ uint64_t since(uint64_t later, uint64_t earlier) { return later > earlier ? late
 constexpr uint64_t clock_slack_ns = 10'000'000;
 
 // NEO 22.43 in AUB mode answers a completed marker's profiling queries with
-// values that are no clock at all (QUEUED 0 or 4613, SUBMIT the host's clock,
-// END 4613 or 2^64 - 1.1e16), and composing from them made a release start
-// 150 ms before the acquire ahead of it ended.  A marker's timestamps count
-// only when they are in order and span no more time than the host saw from
-// the enqueue to the marker's callback.
+// values that are no clock at all (QUEUED 0, or QUEUED and END 4613 with
+// SUBMIT ten hours later; END 2^64 - 1.1e16), and composing from them made a
+// release start before the acquire ahead of it ended.  Such a marker is left
+// out.  Two clocks within one marker are not: NVIDIA's QUEUED/SUBMIT and its
+// START/END may differ by a small offset, and every step of the ICD must
+// take the same branch, or the steps' timestamps land in different clocks.
+constexpr uint64_t marker_disorder_ns = 1'000'000'000;
+
 bool marker_plausible(const StepClock &c) {
-    return c.marker_queued != 0 && c.marker_end != 0 &&
-           (c.marker_submit == 0 || (c.marker_queued <= c.marker_submit && c.marker_submit <= c.marker_end)) &&
-           c.marker_queued <= c.marker_end &&
-           c.marker_end - c.marker_queued <= since(c.host_callback, c.host_queued) + clock_slack_ns;
+    constexpr uint64_t top = uint64_t{1} << 63;
+    if (c.marker_queued == 0 || c.marker_end == 0 || c.marker_queued >= top || c.marker_end >= top) return false;
+    const uint64_t submit = c.marker_submit ? c.marker_submit : c.marker_queued;
+    return submit <= c.marker_end + marker_disorder_ns && c.marker_queued <= submit + marker_disorder_ns &&
+           c.marker_queued <= c.marker_end + marker_disorder_ns;
 }
 
 // The spec puts clGetDeviceAndHostTimer's device time in the profiling
