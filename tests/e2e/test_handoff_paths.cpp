@@ -40,9 +40,18 @@ PathCounts paths_since(const LayerStats &before, cl_platform_id platform) {
 // fast path's watch (50 us after a flush, layer/handoff/acquire_release.cpp).
 // Under emulation (the VM lane's TCG) markers take hundreds of us: the layer
 // then rightly queues, and "the fast path was taken" is not the ICD's to give.
-int markers_done_within_watch(const ClEnv &env, int n) {
+// after_one: each watched marker follows another that completed just before
+// (without clFinish), as a release follows its acquire; rusticl under TCG
+// completes those far more slowly than the first.
+int markers_done_within_watch(const ClEnv &env, int n, bool after_one = false) {
     int done = 0;
     for (int i = 0; i < n; ++i) {
+        if (after_one) {
+            cl_event first = nullptr;
+            if (clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &first) != CL_SUCCESS) continue;
+            clWaitForEvents(1, &first);
+            clReleaseEvent(first);
+        }
         cl_event m = nullptr;
         if (clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &m) != CL_SUCCESS) continue;
         clFlush(env.queue);
@@ -98,14 +107,16 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
     }
     const PathCounts all = paths_since(before, env.platform);
     CHECK(all.fast + all.queued == 100);  // one count per command, whatever the path
+    // Where the ICD completes markers within the watch the fast path must be
+    // taken; under emulation it need not (the layer then rightly queues).
     const int quick = markers_done_within_watch(env, 20);
-    if (quick >= 10) {  // the ICD completes markers within the watch: the fast path must be taken
-        CHECK(fast_acquires > 0);
-        CHECK(fast_releases > 0);
-    } else {
-        WARN("only " << quick << " of 20 markers complete within the fast path's 50 us watch here (emulation?): "
-             << fast_acquires << " acquires and " << fast_releases << " releases took it; not asserted");
-    }
+    const int quick_after = markers_done_within_watch(env, 20, true);
+    if (quick >= 10) CHECK(fast_acquires > 0);
+    if (quick_after >= 10) CHECK(fast_releases > 0);
+    if (quick < 10 || quick_after < 10)
+        WARN(quick << " of 20 markers on an idle queue and " << quick_after << " of 20 right after another "
+             "complete within the fast path's 50 us watch here (emulation?): " << fast_acquires << " acquires and "
+             << fast_releases << " releases took it; asserted only where 10 or more did");
 }
 
 TEST_CASE("a wait list sends acquire and release through the queue, which honours it", "[handoff]") {
