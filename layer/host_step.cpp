@@ -186,10 +186,19 @@ bool host_step_unfinished_on(cl_mem mem) {
     return unfinished_mems->count(mem) != 0;
 }
 
-bool profiling_queue(cl_command_queue queue) {
+namespace {
+cl_command_queue_properties queue_properties(cl_command_queue queue) {
     cl_command_queue_properties props = 0;
-    return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS &&
-           (props & CL_QUEUE_PROFILING_ENABLE);
+    return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS
+               ? props
+               : 0;
+}
+}  // namespace
+
+bool profiling_queue(cl_command_queue queue) { return queue_properties(queue) & CL_QUEUE_PROFILING_ENABLE; }
+
+bool out_of_order_queue(cl_command_queue queue) {
+    return queue_properties(queue) & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
 }
 
 // Each refusal logs its one line here: the callers (acquire, release, map

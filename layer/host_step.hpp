@@ -56,6 +56,8 @@ cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list);
 // Whether the queue records profiling timestamps (a step's event then
 // answers with its own, layer/step_times.hpp).
 bool profiling_queue(cl_command_queue queue);
+// Whether the queue runs its commands out of order (an unanswered query: in order).
+bool out_of_order_queue(cl_command_queue queue);
 
 // Whether a step enqueued earlier that lists `mem` in keep_alive has not
 // finished its work yet (its marker has not completed, or its work runs).

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "layer/dispatch.hpp"
+#include "layer/host_step.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/settings.hpp"
@@ -59,10 +60,7 @@ void forget(cl_command_queue queue, const T *what) {
 }  // namespace
 
 bool fence_chain_on(cl_command_queue queue) {
-    if (!setting_on()) return false;
-    cl_command_queue_properties props = 0;
-    return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS &&
-           !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    return setting_on() && !out_of_order_queue(queue);
 }
 
 // ---- FenceInOffer -------------------------------------------------------------------

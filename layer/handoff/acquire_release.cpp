@@ -234,12 +234,6 @@ cl_int begin_acquire(const Import &import) {
     return sync_start(import, access, "acquire");
 }
 
-bool out_of_order(cl_command_queue queue) {
-    cl_command_queue_properties props = 0;
-    return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS &&
-           (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-}
-
 // The fast acquire's device copies: each copy-route import the device reads
 // gets the ICD's Write from its mapping, with no wait list (the queue is
 // idle).  *command becomes the event that completes after all of them: the
@@ -264,7 +258,7 @@ cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *
     }
     if (err == CL_SUCCESS && !writes.empty()) {
         cl_event last = nullptr;
-        if (!out_of_order(queue)) {
+        if (!out_of_order_queue(queue)) {
             last = writes.back();  // in order: the last one completes after the others
             writes.pop_back();
         } else {

@@ -27,12 +27,6 @@ using cldmabuf::test::vgen9;
 
 namespace {
 
-std::string platform_name(const ClEnv &env) {
-    char name[256] = {};
-    clGetPlatformInfo(env.platform, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-    return name;
-}
-
 struct PathCounts {
     cl_ulong fast = 0, queued = 0;
 };
@@ -123,7 +117,7 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
     // vgem dma-bufs), and once none of 50 acquires' with 17 of 20 probe
     // markers quick: the probe does not predict it there (not understood),
     // so on rusticl both are reported, not asserted.
-    const bool rusticl = platform_name(env).find("rusticl") != std::string::npos;
+    const bool rusticl = platform_string(env.platform, CL_PLATFORM_NAME).find("rusticl") != std::string::npos;
     if (quick >= 10 && !rusticl) CHECK(fast_acquires > 0);
     if (quick_after >= 10 && !rusticl) CHECK(fast_releases > 0);
     if (quick < 10 || quick_after < 10 || rusticl)
