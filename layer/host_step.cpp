@@ -64,13 +64,19 @@ std::unordered_set<PendingStep *> *pending_steps = new std::unordered_set<Pendin
 // the dma-buf that such a step might wait on (layer/handoff/release_fences).
 std::mutex unfinished_mutex;
 std::unordered_multiset<cl_mem> *unfinished_mems = new std::unordered_multiset<cl_mem>;
+// Steps of any queue between their enqueue and the end of their work: the
+// copy route's acquire does its syscalls at once only when this is 0
+// (layer/handoff/acquire_release.cpp).  One relaxed load on that path.
+std::atomic<int> unfinished_steps{0};
 
 void note_unfinished(const std::vector<cl_mem> &mems) {
+    unfinished_steps.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(unfinished_mutex);
     for (cl_mem m : mems) unfinished_mems->insert(m);
 }
 
 void note_finished(const std::vector<cl_mem> &mems) {
+    unfinished_steps.fetch_sub(1, std::memory_order_release);
     std::lock_guard lock(unfinished_mutex);
     for (cl_mem m : mems)
         if (auto it = unfinished_mems->find(m); it != unfinished_mems->end()) unfinished_mems->erase(it);
@@ -180,6 +186,8 @@ void CL_CALLBACK release_step_events(cl_event, cl_int, void *data) {
 }
 
 }  // namespace
+
+bool host_steps_unfinished() { return unfinished_steps.load(std::memory_order_acquire) != 0; }
 
 bool host_step_unfinished_on(cl_mem mem) {
     std::lock_guard lock(unfinished_mutex);

@@ -62,6 +62,8 @@ bool out_of_order_queue(cl_command_queue queue);
 // Whether a step enqueued earlier that lists `mem` in keep_alive has not
 // finished its work yet (its marker has not completed, or its work runs).
 bool host_step_unfinished_on(cl_mem mem);
+// Whether any queue has a step enqueued whose work has not finished.
+bool host_steps_unfinished();
 
 // Enqueues the step.  On success *event (if non-NULL) receives the step's event.
 cl_int enqueue_host_step(HostStep step, cl_event *event);

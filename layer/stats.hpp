@@ -29,6 +29,9 @@ struct Stats {
     // (layer/handoff/acquire_release.cpp): done at once, or as a host step.
     std::atomic<uint64_t> fast_handoffs{0};
     std::atomic<uint64_t> queued_handoffs{0};
+    // Of the fast ones, copy-route acquires that did not wait for the queue
+    // to be idle (acquire_needs_no_idle_queue).
+    std::atomic<uint64_t> unwatched_acquires{0};
     std::atomic<uint64_t> fence_waits{0};
     std::atomic<uint64_t> fence_timeouts{0};
     std::atomic<uint64_t> syncs{0};

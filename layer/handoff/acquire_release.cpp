@@ -23,7 +23,9 @@
 // syscalls done at once on the application's thread.  It is taken only when
 // there is nothing to wait for, and that is asked, not assumed: no wait
 // list; the marker, which completes only after every earlier command of the
-// queue, already complete once enqueued (PoCL on an idle queue) or flushed;
+// queue, already complete once enqueued (PoCL on an idle queue) or flushed
+// (a copy-route acquire does not wait for it while no layer step is
+// unfinished: its Write runs in queue order, see acquire_needs_no_idle_queue);
 // no fence pending (poll with a zero timeout); no tiled shadow (the
 // blitter de-tiles it); copy-route imports of at most fast_copy_limit, whose
 // Write is enqueued at once and whose Read is waited for (a discrete
@@ -292,6 +294,23 @@ cl_int fast_copies_out(cl_command_queue queue, const ImportList &list) {
     return result;
 }
 
+// Whether a fast acquire may do its syscalls before the queue is idle.  On
+// the copy route the device never reads the dma-buf's pages: its copy is
+// refreshed by the ICD's Write, which runs in queue order after every earlier
+// command, so nothing the queue still runs can see the bracket opened early;
+// what must come before the bracket are the layer's own earlier steps (a
+// release's SYNC END or write-back, a semaphore wait, a blitter copy), hence
+// no step of any queue may be unfinished.  A zero-copy import is read in
+// place by the device, and a tiled one goes through the blitter: they keep
+// the idle check.  This spares a discrete device's handoff the wait for its
+// acquire marker (NVIDIA: the marker completes microseconds after a flush),
+// so acquire + release costs the floor's single wait for the queue.
+bool acquire_needs_no_idle_queue(const ImportList &list) {
+    for (const auto &import : list)
+        if (import->route != Route::copy || import->over_tiled_shadow()) return false;
+    return !host_steps_unfinished();
+}
+
 // The marker becomes the command's event (reported with the _KHR type).
 void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
     if (!event) {
@@ -324,7 +343,14 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     cl_int fast_failure = CL_SUCCESS;
     if (fast_path_allowed(queue, list, num_events, wait_list, event)) {
         bool idle = false;
-        if (cl_int err = enqueue_marker(queue, &step.marker, &idle); err != CL_SUCCESS) return err;
+        const bool unwatched = acquire_needs_no_idle_queue(list);
+        if (unwatched) {
+            if (cl_int err = next().clEnqueueMarkerWithWaitList(queue, 0, nullptr, &step.marker); err != CL_SUCCESS)
+                return err;
+            idle = true;  // as good as idle for this acquire (see acquire_needs_no_idle_queue)
+        } else if (cl_int err = enqueue_marker(queue, &step.marker, &idle); err != CL_SUCCESS) {
+            return err;
+        }
         if (idle && std::all_of(list.begin(), list.end(), [](const auto &import) {
                 return fences_signalled_now(*import, import->sync_access_flags());
             })) {
@@ -340,6 +366,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
                     return err;
                 }
                 stats().fast_handoffs++;
+                if (unwatched) stats().unwatched_acquires++;
                 hand_out(step.marker, step.type, event);
                 return CL_SUCCESS;
             }
