@@ -122,6 +122,7 @@ StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*m
 }
 
 void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction) {
+    if (staged && registered_mapping(import)) staged = false;  // the ICD moved the mapping's own pages
     stats().host_bytes_copied += copy_bytes(import);
     direction += copy_bytes(import);
     (staged ? stats().staged_transfers : stats().direct_transfers)++;

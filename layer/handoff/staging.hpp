@@ -6,9 +6,19 @@
 // it), mapped once, in chunks: the CPU copies one chunk between the mapping
 // and the staging memory while the ICD's DMA moves the previous one.
 //
-// CLDMABUF_STAGING=auto (default: pinned for devices without host-unified
-// memory, direct for the rest) | pinned (always, for testing) | off (the
-// ICD's Write/ReadBuffer straight from the mapping).  Images always go direct.
+// Before any of that, a buffer import's mapping is offered to the ICD as
+// the host memory of a CL_MEM_USE_HOST_PTR buffer (its "registration"): an
+// ICD that pins such memory (NVIDIA) then moves the ICD's own Write/Read
+// straight from the mapping at its pinned rate, with no CPU copy, on the
+// staging's queue inside the step; only where the ICD refuses does pinned
+// staging take over.  NVIDIA keeps a device copy of a registered buffer:
+// each registered import costs its size in device memory once more.
+//
+// CLDMABUF_STAGING=auto (default: for devices without host-unified memory
+// the registration, else pinned staging; direct for the rest) | register
+// (the registration on every device, else pinned staging: for testing) |
+// pinned (pinned staging always, no registration) | off (the ICD's
+// Write/ReadBuffer straight from the mapping).  Images always go direct.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +29,7 @@
 
 namespace cldmabuf {
 
-enum class StagingChoice { automatic, pinned, off };
+enum class StagingChoice { automatic, registered, pinned, off };
 StagingChoice staging_choice();
 
 // The staging memory and in-order queue of one (context, device), shared by
@@ -28,9 +38,10 @@ class PinnedStaging;
 
 // The staging `import` (a buffer import on the copy route) uses with
 // `queue`'s device, made on first use and remembered on the import; nullptr
-// when staging is off for this device or the ICD refused it (counted in
-// stats as a staging fallback, logged once per device: the direct route is
-// taken then).
+// when staging is off for this device, or when the ICD refused the staging
+// (counted in stats as a staging fallback, logged once per device: the
+// direct route is taken then).  A registered import gets it too: its
+// transfers use the staging's queue, not its slots.
 std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queue);
 
 // dma-buf mapping -> device copy (whole buffer) and device copy -> mapping,
@@ -39,6 +50,9 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
 // application's queue and before every later one.  CL_SUCCESS or the ICD's
 // error (one log line).
 cl_int staged_to_device(PinnedStaging &staging, const Import &import);
+// Whether the import's mapping is registered (its transfers through the
+// staging go direct from the mapping, counted as direct transfers).
+bool registered_mapping(const Import &import);
 cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import);
 
 }  // namespace cldmabuf
