@@ -160,14 +160,23 @@ cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, c
 // the caller go on meanwhile.
 constexpr size_t fast_copy_limit = size_t{1} << 20;
 
-// No wait list, in-place or small copy-route imports (tiled shadows need the
-// blitter), nothing the queue still owes, no profiling event: the marker
-// (and a copy route's Write or Read) may then be the whole command.
+// Whether a copy-route import's transfer is the fast path's to make: small
+// ones always; on acquire also a registered buffer of any size (its Write
+// goes from pinned pages at the ICD's DMA rate and does not hold the caller;
+// a release's Read would, so a large release stays queued).
+bool fast_transfer(const Import &import, bool acquire) {
+    if (copy_bytes(import) <= fast_copy_limit) return true;
+    return acquire && !import.is_image && registered_mapping(import);
+}
+
+// No wait list, in-place or fast-transfer copy-route imports (tiled shadows
+// need the blitter), nothing the queue still owes, no profiling event: the
+// marker (and a copy route's Write or Read) may then be the whole command.
 bool fast_path_allowed(cl_command_queue queue, const ImportList &list, cl_uint num_events, const cl_event *wait_list,
-                       const cl_event *event) {
+                       const cl_event *event, bool acquire) {
     if (num_events != 0 || wait_list) return false;  // (a list without a count is refused by the queued path)
     for (const auto &import : list)
-        if (import->over_tiled_shadow() || (import->route == Route::copy && copy_bytes(*import) > fast_copy_limit))
+        if (import->over_tiled_shadow() || (import->route == Route::copy && !fast_transfer(*import, acquire)))
             return false;
     if (any_queue_failure() && queue_failure(queue) < 0) return false;
     return !event || !profiling_queue(queue);
@@ -342,7 +351,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     // A SYNC START that failed on the fast path: the step reports it (one
     // log line was written) with the queued path's failure semantics.
     cl_int fast_failure = CL_SUCCESS;
-    if (fast_path_allowed(queue, list, num_events, wait_list, event)) {
+    if (fast_path_allowed(queue, list, num_events, wait_list, event, true)) {
         bool idle = false;
         const bool unwatched = acquire_needs_no_idle_queue(list);
         if (unwatched) {
@@ -425,7 +434,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // the queued path (the CPU may not see the device's writes): the step
     // reports it (end_cpu_access wrote the log line).
     cl_int fast_failure = CL_SUCCESS;
-    if (fast_path_allowed(queue, list, num_events, wait_list, event)) {
+    if (fast_path_allowed(queue, list, num_events, wait_list, event, false)) {
         bool idle = false;
         if (cl_int err = enqueue_marker(queue, &marker, &idle); err != CL_SUCCESS) return err;
         if (idle) {
