@@ -11,8 +11,10 @@
 // ICD that pins such memory (NVIDIA) then moves the ICD's own Write/Read
 // straight from the mapping at its pinned rate, with no CPU copy, on the
 // staging's queue inside the step; only where the ICD refuses does pinned
-// staging take over.  NVIDIA keeps a device copy of a registered buffer:
-// each registered import costs its size in device memory once more.
+// staging take over.  A registered import keeps its mapping's pages pinned
+// for its lifetime (no device memory on NVIDIA: the buffer is never used there).
+// A registered buffer's acquire takes the fast path at any size
+// (layer/handoff/acquire_release.cpp).
 //
 // CLDMABUF_STAGING=auto (default: for devices without host-unified memory
 // the registration, else pinned staging; direct for the rest) | register
