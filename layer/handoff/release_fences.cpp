@@ -16,8 +16,12 @@ ImportState<bool> refused(forget_refusal);
 void forget_refusal(const Import &import) { refused.forget(import); }
 
 bool wants_fence(const Import &import) {
-    return !(import.flags & CL_MEM_READ_ONLY) && !import.over_tiled_shadow() && !refused.find(import) &&
-           !host_step_unfinished_on(import.mem);
+    if ((import.flags & CL_MEM_READ_ONLY) || import.over_tiled_shadow() || refused.find(import)) return false;
+    const UnfinishedSteps earlier = host_steps_unfinished_on(import.mem);
+    // A map, a blitter copy, a tiled shadow's step, an acquire without an
+    // opening: each would wait for the fence when it runs, until the timeout.
+    if (earlier.dmabuf_fences > 0) return false;
+    return earlier.openable_acquires == 0;
 }
 
 }  // namespace
