@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "layer/dmabuf/explicit_fences.hpp"
+#include "layer/handoff/acquire_opening.hpp"
 #include "layer/host_step.hpp"
 #include "layer/import_state.hpp"
 #include "layer/log.hpp"
@@ -21,7 +22,9 @@ bool wants_fence(const Import &import) {
     // A map, a blitter copy, a tiled shadow's step, an acquire without an
     // opening: each would wait for the fence when it runs, until the timeout.
     if (earlier.dmabuf_fences > 0) return false;
-    return earlier.openable_acquires == 0;
+    // Acquires not run yet: their SYNC START would wait for it too, unless
+    // done now, ahead (layer/handoff/acquire_opening.hpp).
+    return earlier.openable_acquires == 0 || open_acquires_ahead(import);
 }
 
 }  // namespace
