@@ -34,6 +34,7 @@
 #include "layer/sync/semaphore_compat.h"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
+#include "tests/sim/vgen9_sw_sync_uapi.h"
 #include "vgen9_control.hpp"
 
 using namespace e2e;
@@ -507,6 +508,64 @@ TEST_CASE("explicit fences: two pipelined rounds on one import: the second relea
         view.end(false);
     }
     for (cl_event e : {rel[0], rel[1], go}) clReleaseEvent(e);
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+// The acquire waits for the work submitted before it (the spec): a fence
+// that enters the dma-buf after the release was enqueued (the acquire then
+// opened ahead) is not waited for.  Here a reader's fence (a display still
+// scanning out, say): the acquire's write access would wait for it (POLLOUT)
+// had its step looked at the dma-buf.  Needs a fence the test controls and
+// can put next to the layer's pending one: sw_sync (the virtual Gen9 models
+// it; Debian's kernel has no CONFIG_SW_SYNC, and vgem refuses a fence on a
+// buffer with one pending, -EBUSY).
+TEST_CASE("explicit fences: a fence added to the dma-buf after the pipelined release was enqueued is not waited "
+          "for by the acquire",
+          "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    const int fds_before = settled_fds();
+    {
+        const int timeline = open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC);
+        if (timeline < 0) SKIP("no sw_sync here (the virtual Gen9 models it under e2e-sim)");
+        cl_event go = open_user_event(env), let_go = open_user_event(env);
+        cl_event acq = nullptr, rel = nullptr;
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &go, &acq) == CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &b.mem, 1, &let_go, &rel) == CL_SUCCESS);
+        CHECK(writer_pending(watch));
+
+        vgen9_sw_sync_create_fence_data d{};
+        d.value = 1;
+        std::strcpy(d.name, "late-reader");
+        REQUIRE(ioctl(timeline, VGEN9_SW_SYNC_IOC_CREATE_FENCE, &d) == 0);
+        dma_buf_import_sync_file im{};
+        im.flags = DMA_BUF_SYNC_READ;
+        im.fd = d.fence;
+        REQUIRE(ioctl(watch, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &im) == 0);
+        close(d.fence);  // the dma-buf holds the fence
+        pollfd p{watch, POLLOUT, 0};
+        CHECK(poll(&p, 1, 0) == 0);  // a writer would wait for the reader now
+
+        const auto opened = std::chrono::steady_clock::now();
+        REQUIRE(clSetUserEventStatus(go, CL_COMPLETE) == CL_SUCCESS);
+        CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+        CHECK(status_of(acq) == CL_COMPLETE);
+        CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opened)
+                  .count() < fence_timeout_ms() / 2);
+        REQUIRE(clSetUserEventStatus(let_go, CL_COMPLETE) == CL_SUCCESS);
+        CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
+        CHECK_FALSE(writer_pending(watch));
+        __u32 one = 1;
+        REQUIRE(ioctl(timeline, VGEN9_SW_SYNC_IOC_INC, &one) == 0);  // the reader is done
+        CHECK(writer_done_within(watch, 1000));
+        CHECK(clFinish(env.queue) == CL_SUCCESS);
+        for (cl_event e : {acq, rel, go, let_go}) clReleaseEvent(e);
+        close(timeline);
+    }
     CHECK(open_fds_toward(fds_before) == fds_before);
     close(watch);
 }
