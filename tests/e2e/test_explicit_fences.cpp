@@ -569,3 +569,51 @@ TEST_CASE("explicit fences: a fence added to the dma-buf after the pipelined rel
     CHECK(open_fds_toward(fds_before) == fds_before);
     close(watch);
 }
+
+// The case the opening ahead cannot serve: the acquire waits for a producer's
+// fence still pending when the release is enqueued.  SYNC START must follow
+// that fence, so the release cannot do it ahead, and attaches nothing that
+// the acquire's START would then wait on (docs/semaphores.md, "Not done").
+TEST_CASE("explicit fences: a pipelined release behind an acquire that waits for a producer's fence attaches "
+          "nothing, and nothing waits for the fence timeout",
+          "[explicit-fences][kernel]") {
+    REQUIRE_DMABUF();
+    if (env_is("CLDMABUF_EXPLICIT_FENCES", "off")) SKIP("CLDMABUF_EXPLICIT_FENCES=off");
+    if (!can_make_pending_writer()) SKIP("needs the virtual Gen9 blitter or vgem fences for a pending writer");
+    ClEnv env;
+    ImportedBuffer a(env, 65536), b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    const int fds_before = settled_fds();
+    const cl_uint pattern = 0x0dd5eedu;
+    cl_event let_go = open_user_event(env);
+    cl_event acq = nullptr, rel = nullptr;
+    {
+        PendingWriter writer(env, a, b);
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+        REQUIRE(clEnqueueFillBuffer(env.queue, b.mem, &pattern, sizeof pattern, 0, b.size, 0, nullptr, nullptr) ==
+                CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &b.mem, 1, &let_go, &rel) == CL_SUCCESS);
+        CHECK(status_of(acq) != CL_COMPLETE);  // held by the producer
+        const auto produced = std::chrono::steady_clock::now();
+        writer.complete();
+        CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+        CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - produced)
+                  .count() < fence_timeout_ms() / 2);
+        CHECK_FALSE(writer_pending(watch));  // the release attached nothing (as before this round)
+    }
+    REQUIRE(clSetUserEventStatus(let_go, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    {
+        DmabufView view(b.buf);
+        view.begin(false);
+        bool all = true;
+        for (size_t i = 0; i < b.size / 4; ++i) all = all && view.words[i] == pattern;
+        view.end(false);
+        CHECK(all);
+    }
+    for (cl_event e : {acq, rel, let_go}) clReleaseEvent(e);
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
