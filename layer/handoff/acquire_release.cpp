@@ -56,6 +56,7 @@
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
 #include "layer/handoff/staging.hpp"
+#include "layer/sync/fence_source.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -228,13 +229,14 @@ cl_int enqueue_marker(cl_command_queue queue, cl_event *marker, bool *idle) {
 
 // The queued acquire's openings (layer/handoff/acquire_opening.hpp), one
 // per import, that a release enqueued behind it may do ahead: only where
-// the release may attach a fence at all (explicit fences on) and no import
+// the release may attach a fence at all (explicit fences on, a fence
+// source) and no import
 // is a tiled shadow (its de-tile is a blitter execbuffer on the dma-buf,
 // which waits for every fence, so the step stays one that waits on them).
 using Openings = std::vector<std::shared_ptr<AcquireOpening>>;
 Openings openings_of(const ImportList &list) {
     Openings out;
-    if (!explicit_fences_on()) return out;
+    if (!explicit_fences_on() || !sync::can_export_sync_fd()) return out;
     for (const auto &import : list)
         if (import->over_tiled_shadow()) return out;
     for (const auto &import : list) out.push_back(make_acquire_opening(import));
