@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "layer/dispatch.hpp"
@@ -45,6 +46,7 @@ struct PendingStep {
     cl_event barrier = nullptr;  // retained until the job finished
     StepEvents *events = nullptr;
     std::vector<cl_mem> keep_alive;
+    HostStep::Waits waits = HostStep::Waits::dmabuf_fences;
     cl_event reported = nullptr;  // the step's event as the application holds it (retained)
     cl_device_id profiled_device = nullptr;  // non-null on a profiling queue with an event
     StepClock clock;
@@ -60,26 +62,36 @@ std::mutex pending_mutex;
 std::unordered_set<PendingStep *> *pending_steps = new std::unordered_set<PendingStep *>;
 
 // The memory objects of steps that have not finished their work (an object
-// once per step that lists it): a release asks before it puts a fence into
-// the dma-buf that such a step might wait on (layer/handoff/release_fences).
+// once per step that lists it), counted by what the step waits for: a
+// release asks before it puts a fence into the dma-buf that such a step
+// might wait on (layer/handoff/release_fences).
 std::mutex unfinished_mutex;
-std::unordered_multiset<cl_mem> *unfinished_mems = new std::unordered_multiset<cl_mem>;
+std::unordered_map<cl_mem, UnfinishedSteps> *unfinished_mems = new std::unordered_map<cl_mem, UnfinishedSteps>;
 // Steps of any queue between their enqueue and the end of their work: the
 // copy route's acquire does its syscalls at once only when this is 0
 // (layer/handoff/acquire_release.cpp).  One relaxed load on that path.
 std::atomic<int> unfinished_steps{0};
 
-void note_unfinished(const std::vector<cl_mem> &mems) {
-    unfinished_steps.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard lock(unfinished_mutex);
-    for (cl_mem m : mems) unfinished_mems->insert(m);
+size_t &count_of(UnfinishedSteps &steps, HostStep::Waits waits) {
+    return waits == HostStep::Waits::openable_acquire ? steps.openable_acquires : steps.dmabuf_fences;
 }
 
-void note_finished(const std::vector<cl_mem> &mems) {
+void note_unfinished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
+    unfinished_steps.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lock(unfinished_mutex);
+    for (cl_mem m : mems) ++count_of((*unfinished_mems)[m], waits);
+}
+
+void note_finished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
     unfinished_steps.fetch_sub(1, std::memory_order_release);
     std::lock_guard lock(unfinished_mutex);
-    for (cl_mem m : mems)
-        if (auto it = unfinished_mems->find(m); it != unfinished_mems->end()) unfinished_mems->erase(it);
+    for (cl_mem m : mems) {
+        auto it = unfinished_mems->find(m);
+        if (it == unfinished_mems->end()) continue;
+        size_t &n = count_of(it->second, waits);
+        if (n > 0) --n;
+        if (it->second.dmabuf_fences == 0 && it->second.openable_acquires == 0) unfinished_mems->erase(it);
+    }
 }
 
 bool claim(PendingStep *pending) {
@@ -128,7 +140,7 @@ void run_step(PendingStep *pending, cl_int marker_status) {
     // The work is done: let go of the objects before the gate opens, so that
     // an application that released them and waits for the step (clFinish)
     // finds them destroyed, as after any other command.
-    note_finished(pending->keep_alive);
+    note_finished(pending->keep_alive, pending->waits);
     release_all(pending->keep_alive);
     if (pending->reported) {
         release_layer_event(pending->reported);
@@ -189,9 +201,10 @@ void CL_CALLBACK release_step_events(cl_event, cl_int, void *data) {
 
 bool host_steps_unfinished() { return unfinished_steps.load(std::memory_order_acquire) != 0; }
 
-bool host_step_unfinished_on(cl_mem mem) {
+UnfinishedSteps host_steps_unfinished_on(cl_mem mem) {
     std::lock_guard lock(unfinished_mutex);
-    return unfinished_mems->count(mem) != 0;
+    auto it = unfinished_mems->find(mem);
+    return it == unfinished_mems->end() ? UnfinishedSteps{} : it->second;
 }
 
 namespace {
@@ -293,6 +306,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     pending->barrier = barrier;
     next().clRetainEvent(barrier);
     pending->keep_alive = std::move(step.keep_alive);
+    pending->waits = step.waits;
     if (event) {
         // Registered before the work can run, so a failure has an entry to land in.
         event_types().add(barrier, step.type);
@@ -313,7 +327,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         step_events->owners = 1;
         step_events->released_by_job = true;
     }
-    note_unfinished(pending->keep_alive);
+    note_unfinished(pending->keep_alive, pending->waits);
     {
         std::lock_guard lock(pending_mutex);
         pending_steps->insert(pending);
@@ -331,7 +345,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         }
         next().clReleaseEvent(barrier);  // the pending step's reference
         next().clReleaseEvent(barrier);  // the enqueue's
-        note_finished(pending->keep_alive);
+        note_finished(pending->keep_alive, pending->waits);
         release_all(pending->keep_alive);
         delete pending;
         return err;

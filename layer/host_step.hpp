@@ -43,6 +43,21 @@ struct HostStep {
     // application releasing them right after enqueueing cannot pull the
     // dma-buf (and its fd) away from under the worker.
     std::vector<cl_mem> keep_alive;
+    // What the work waits for on those objects' dma-bufs when it runs; a
+    // release asks before it puts its fence into one (host_steps_unfinished_on).
+    enum class Waits {
+        // Their fences as they are when it runs: a poll, DMA_BUF_IOCTL_SYNC
+        // START (which waits for every fence, unbounded), a blitter
+        // execbuffer on the dma-buf (implicit sync), a tiled shadow's
+        // de-/re-tile.  A release fence attached before would hold it until
+        // the fence timeout.  Every step but the one below (a release too,
+        // though its SYNC END waits for nothing: not needed so far).
+        dmabuf_fences,
+        // A queued acquire whose opening (fence wait + SYNC START) a release
+        // enqueued behind it may do first (layer/handoff/acquire_opening.hpp).
+        openable_acquire,
+    };
+    Waits waits = Waits::dmabuf_fences;
     // A marker the caller already enqueued with the wait list (the handoff's
     // fast path tried it and found something to wait for): the step takes
     // its reference and enqueues none of its own.
@@ -59,9 +74,14 @@ bool profiling_queue(cl_command_queue queue);
 // Whether the queue runs its commands out of order (an unanswered query: in order).
 bool out_of_order_queue(cl_command_queue queue);
 
-// Whether a step enqueued earlier that lists `mem` in keep_alive has not
-// finished its work yet (its marker has not completed, or its work runs).
-bool host_step_unfinished_on(cl_mem mem);
+// The steps enqueued earlier that list `mem` in keep_alive and have not
+// finished their work yet (their marker has not completed, or the work
+// runs), counted by what they wait for.
+struct UnfinishedSteps {
+    size_t dmabuf_fences = 0;
+    size_t openable_acquires = 0;
+};
+UnfinishedSteps host_steps_unfinished_on(cl_mem mem);
 // Whether any queue has a step enqueued whose work has not finished.
 bool host_steps_unfinished();
 

@@ -44,11 +44,12 @@
 #include <vector>
 
 #include "layer/dispatch.hpp"
+#include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/failed_events.hpp"
 #include "layer/import/buffer.hpp"
 #include "layer/import/native.hpp"
-#include "layer/handoff/acquire_fences.hpp"
+#include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/release_fences.hpp"
 #include "layer/blit/tiled_shadow.hpp"
@@ -57,6 +58,7 @@
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
 #include "layer/handoff/staging.hpp"
+#include "layer/sync/fence_source.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -237,13 +239,20 @@ cl_int enqueue_marker(cl_command_queue queue, cl_event *marker, bool *idle) {
     return CL_SUCCESS;
 }
 
-// The queued acquire's CPU-access bracket: the fences (as an exported
-// sync_file where the kernel can, layer/handoff/acquire_fences.hpp), then
-// SYNC START.  The fast path's zero-timeout look stays a poll: one syscall.
-cl_int begin_acquire(const Import &import) {
-    const uint64_t access = import.sync_access_flags();
-    if (cl_int err = wait_acquire_fences(import, access, "acquire"); err != CL_SUCCESS) return err;
-    return sync_start(import, access, "acquire");
+// The queued acquire's openings (layer/handoff/acquire_opening.hpp), one
+// per import, that a release enqueued behind it may do ahead: only where
+// the release may attach a fence at all (explicit fences on, a fence
+// source) and no import is a tiled shadow (its de-tile is a blitter
+// execbuffer on the dma-buf, which waits for every fence, so the step stays
+// one that waits on them).
+using Openings = std::vector<std::shared_ptr<AcquireOpening>>;
+Openings openings_of(const ImportList &list) {
+    Openings out;
+    if (!explicit_fences_on() || !sync::can_export_sync_fd()) return out;
+    for (const auto &import : list)
+        if (import->over_tiled_shadow()) return out;
+    for (const auto &import : list) out.push_back(make_acquire_opening(import));
+    return out;
 }
 
 // The fast acquire's device copies: each copy-route import the device reads
@@ -386,11 +395,16 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     if (fast_failure != CL_SUCCESS) return enqueue_fast_failure(std::move(step), list, fast_failure, event);
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     const StagingList staging = stagings_of(list, queue, copied_in);
-    step.work = [list, staging](cl_int prior) -> cl_int {
+    const Openings openings = openings_of(list);
+    if (!openings.empty()) step.waits = HostStep::Waits::openable_acquire;
+    // The openings are destroyed with the work, run or dropped.
+    step.work = [list, staging, openings](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
         for (size_t i = 0; i < list.size(); ++i) {
             Import &import = *list[i];
-            cl_int err = import.over_tiled_shadow() ? detile(import) : begin_acquire(import);
+            cl_int err = import.over_tiled_shadow() ? detile(import)
+                         : openings.empty()         ? open_acquire(import)
+                                                    : open_in_step(*openings[i]);
             // Pinned staging runs here, after the fences and SYNC START; the
             // application's queue waits for this step.
             if (err == CL_SUCCESS && staging[i]) {

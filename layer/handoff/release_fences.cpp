@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "layer/dmabuf/explicit_fences.hpp"
+#include "layer/handoff/acquire_opening.hpp"
 #include "layer/host_step.hpp"
 #include "layer/import_state.hpp"
 #include "layer/log.hpp"
@@ -16,8 +17,14 @@ ImportState<bool> refused(forget_refusal);
 void forget_refusal(const Import &import) { refused.forget(import); }
 
 bool wants_fence(const Import &import) {
-    return !(import.flags & CL_MEM_READ_ONLY) && !import.over_tiled_shadow() && !refused.find(import) &&
-           !host_step_unfinished_on(import.mem);
+    if ((import.flags & CL_MEM_READ_ONLY) || import.over_tiled_shadow() || refused.find(import)) return false;
+    const UnfinishedSteps earlier = host_steps_unfinished_on(import.mem);
+    // A map, a blitter copy, a tiled shadow's step, an acquire without an
+    // opening: each would wait for the fence when it runs, until the timeout.
+    if (earlier.dmabuf_fences > 0) return false;
+    // Acquires not run yet: their SYNC START would wait for it too, unless
+    // done now, ahead (layer/handoff/acquire_opening.hpp).
+    return earlier.openable_acquires == 0 || open_acquires_ahead(import);
 }
 
 }  // namespace

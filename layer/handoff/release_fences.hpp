@@ -7,9 +7,20 @@
 //   * CL_MEM_READ_ONLY imports: the device wrote nothing;
 //   * tiled-shadow imports: the release's re-tile is a blitter execbuffer
 //     on that dma-buf, which would wait for the fence (implicit sync);
-//   * an import an earlier layer step has not finished with (an acquire,
-//     a map, a blitter copy): that step waits for the dma-buf's fences, and
-//     the release's fence would hold it until the timeout;
+//   * an import an earlier layer step has not finished with that waits for
+//     the dma-buf's fences when it runs (a map, a blitter copy, a tiled
+//     shadow's step; host_steps_unfinished_on counts them apart from
+//     acquires, and counts an earlier release with them although its
+//     SYNC END waits for nothing): the release's fence would hold it until
+//     the timeout;
+//   * an import with a queued acquire not run yet that the release cannot
+//     open ahead (layer/handoff/acquire_opening.hpp: a fence of the dma-buf
+//     is pending now, or the acquire's step is opening it).  Where it can
+//     (nothing pending: the pipelined acquire + kernel + release whose
+//     acquire waits on its wait list or the queue), the release does the
+//     acquire's SYNC START now and attaches: SYNC START waits for every
+//     fence of the dma-buf, so the acquire's step, running later, would
+//     otherwise wait for this one;
 //   * the fast path (the release is done at once);
 //   * CLDMABUF_EXPLICIT_FENCES=off, no fence source (sw_sync or vgem), or a
 //     dma-buf that refused IMPORT_SYNC_FILE once (not asked again; logged

@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,12 +27,14 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "dmabuf_view.hpp"
 #include "event_info.hpp"
 #include "imported_buffer.hpp"
 #include "layer_probe.hpp"
 #include "layer/sync/semaphore_compat.h"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
+#include "tests/sim/vgen9_sw_sync_uapi.h"
 #include "vgen9_control.hpp"
 
 using namespace e2e;
@@ -383,6 +386,234 @@ TEST_CASE("explicit fences: a failed release step still signals its fence", "[ex
     }
     CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);  // the failure, reported once
     vgen9().reset();
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+// ---- the pipelined acquire + device work + release ----------------------------------------------
+
+namespace {
+
+// The consumer's other look: the dma-buf's fences for a reader as one
+// exported sync_file (what Vulkan or a compositor takes), pending now?
+bool exported_writer_pending(int fd) {
+    dma_buf_export_sync_file e{};
+    e.flags = DMA_BUF_SYNC_READ;
+    REQUIRE(ioctl(fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e) == 0);
+    pollfd p{e.fd, POLLIN, 0};
+    const bool pending = poll(&p, 1, 0) == 0;
+    close(e.fd);
+    return pending;
+}
+
+cl_event open_user_event(const ClEnv &env) {
+    cl_int err = CL_SUCCESS;
+    cl_event e = clCreateUserEvent(env.context, &err);
+    REQUIRE(err == CL_SUCCESS);
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("explicit fences: acquire, fill and release enqueued together while the acquire waits: the release's "
+          "fence is in the dma-buf at once and the acquire does not wait for it",
+          "[explicit-fences][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    DmabufView view(b.buf);
+    view.begin(true);
+    view.fill_words(0x1000);  // what a producer left
+    view.end(true);
+    const int fds_before = settled_fds();
+    const cl_uint pattern = 0x5a17c0deu;
+    cl_event go = open_user_event(env);      // the acquire's wait list: held back
+    cl_event let_go = open_user_event(env);  // the release's: held until the test has looked
+    cl_event acq = nullptr, fill = nullptr, rel = nullptr;
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &go, &acq) == CL_SUCCESS);
+    REQUIRE(clEnqueueFillBuffer(env.queue, b.mem, &pattern, sizeof pattern, 0, b.size, 0, nullptr, &fill) ==
+            CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 1, &let_go, &rel) == CL_SUCCESS);
+    // Implicit-sync consumers wait for the release from its enqueue on, both ways of looking.
+    CHECK(writer_pending(watch));
+    CHECK(exported_writer_pending(watch));
+    CHECK(status_of(acq) != CL_COMPLETE);
+
+    const auto opened = std::chrono::steady_clock::now();
+    REQUIRE(clSetUserEventStatus(go, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+    const auto acquired_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opened).count();
+    // Had its SYNC START waited for the release's fence, only the watchdog
+    // (at the fence timeout) would have let it go, and the fence with it.
+    CHECK(acquired_ms < fence_timeout_ms() / 2);
+    CHECK(writer_pending(watch));
+    CHECK(clWaitForEvents(1, &fill) == CL_SUCCESS);
+    CHECK(writer_pending(watch));  // the device wrote; the release has not run
+
+    REQUIRE(clSetUserEventStatus(let_go, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    CHECK_FALSE(writer_pending(watch));  // signalled by the release's step
+    CHECK_FALSE(exported_writer_pending(watch));
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    view.begin(false);
+    bool all = true;
+    for (size_t i = 0; i < b.size / 4; ++i) all = all && view.words[i] == pattern;
+    view.end(false);
+    CHECK(all);
+    for (cl_event e : {acq, fill, rel, go, let_go}) clReleaseEvent(e);
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+TEST_CASE("explicit fences: two pipelined rounds on one import: the second release, behind a pending fence, "
+          "attaches none and nothing waits for the timeout",
+          "[explicit-fences][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    const int fds_before = settled_fds();
+    cl_event go = open_user_event(env);
+    cl_event rel[2] = {};
+    const auto enqueued = std::chrono::steady_clock::now();
+    for (int round = 0; round < 2; ++round) {
+        const cl_uint pattern = 0x100u + round;
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, round == 0 ? 1 : 0, round == 0 ? &go : nullptr, nullptr) ==
+                CL_SUCCESS);
+        REQUIRE(clEnqueueFillBuffer(env.queue, b.mem, &pattern, sizeof pattern, 0, b.size, 0, nullptr, nullptr) ==
+                CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, &rel[round]) == CL_SUCCESS);
+        CHECK(writer_pending(watch));  // the first release's fence (the second adds none: see below)
+    }
+    REQUIRE(clSetUserEventStatus(go, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    const auto finished_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - enqueued).count();
+    // The second release found the first one's step unfinished (and its
+    // fence pending, so the second acquire could not be opened ahead): it
+    // attached nothing that the second acquire's SYNC START would have
+    // waited on until the watchdog.
+    CHECK(finished_ms < fence_timeout_ms() / 2);
+    CHECK_FALSE(writer_pending(watch));
+    {
+        DmabufView view(b.buf);
+        view.begin(false);
+        bool all = true;
+        for (size_t i = 0; i < b.size / 4; ++i) all = all && view.words[i] == 0x101u;
+        CHECK(all);
+        view.end(false);
+    }
+    for (cl_event e : {rel[0], rel[1], go}) clReleaseEvent(e);
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+// The acquire waits for the work submitted before it (the spec): a fence
+// that enters the dma-buf after the release was enqueued (the acquire then
+// opened ahead) is not waited for.  Here a reader's fence (a display still
+// scanning out, say): the acquire's write access would wait for it (POLLOUT)
+// had its step looked at the dma-buf.  Needs a fence the test controls and
+// can put next to the layer's pending one: sw_sync (the virtual Gen9 models
+// it; Debian's kernel has no CONFIG_SW_SYNC, and vgem refuses a fence on a
+// buffer with one pending, -EBUSY).
+TEST_CASE("explicit fences: a fence added to the dma-buf after the pipelined release was enqueued is not waited "
+          "for by the acquire",
+          "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    const int fds_before = settled_fds();
+    {
+        const int timeline = open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC);
+        if (timeline < 0) SKIP("no sw_sync here (the virtual Gen9 models it under e2e-sim)");
+        cl_event go = open_user_event(env), let_go = open_user_event(env);
+        cl_event acq = nullptr, rel = nullptr;
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &go, &acq) == CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &b.mem, 1, &let_go, &rel) == CL_SUCCESS);
+        CHECK(writer_pending(watch));
+
+        vgen9_sw_sync_create_fence_data d{};
+        d.value = 1;
+        std::strcpy(d.name, "late-reader");
+        REQUIRE(ioctl(timeline, VGEN9_SW_SYNC_IOC_CREATE_FENCE, &d) == 0);
+        dma_buf_import_sync_file im{};
+        im.flags = DMA_BUF_SYNC_READ;
+        im.fd = d.fence;
+        REQUIRE(ioctl(watch, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &im) == 0);
+        close(d.fence);  // the dma-buf holds the fence
+        pollfd p{watch, POLLOUT, 0};
+        CHECK(poll(&p, 1, 0) == 0);  // a writer would wait for the reader now
+
+        const auto opened = std::chrono::steady_clock::now();
+        REQUIRE(clSetUserEventStatus(go, CL_COMPLETE) == CL_SUCCESS);
+        CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+        CHECK(status_of(acq) == CL_COMPLETE);
+        CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opened)
+                  .count() < fence_timeout_ms() / 2);
+        REQUIRE(clSetUserEventStatus(let_go, CL_COMPLETE) == CL_SUCCESS);
+        CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
+        CHECK_FALSE(writer_pending(watch));
+        __u32 one = 1;
+        REQUIRE(ioctl(timeline, VGEN9_SW_SYNC_IOC_INC, &one) == 0);  // the reader is done
+        CHECK(writer_done_within(watch, 1000));
+        CHECK(clFinish(env.queue) == CL_SUCCESS);
+        for (cl_event e : {acq, rel, go, let_go}) clReleaseEvent(e);
+        close(timeline);
+    }
+    CHECK(open_fds_toward(fds_before) == fds_before);
+    close(watch);
+}
+
+// The case the opening ahead cannot serve: the acquire waits for a producer's
+// fence still pending when the release is enqueued.  SYNC START must follow
+// that fence, so the release cannot do it ahead, and attaches nothing that
+// the acquire's START would then wait on (docs/semaphores.md, "Not done").
+TEST_CASE("explicit fences: a pipelined release behind an acquire that waits for a producer's fence attaches "
+          "nothing, and nothing waits for the fence timeout",
+          "[explicit-fences][kernel]") {
+    REQUIRE_DMABUF();
+    if (env_is("CLDMABUF_EXPLICIT_FENCES", "off")) SKIP("CLDMABUF_EXPLICIT_FENCES=off");
+    if (!can_make_pending_writer()) SKIP("needs the virtual Gen9 blitter or vgem fences for a pending writer");
+    ClEnv env;
+    ImportedBuffer a(env, 65536), b(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, b);
+    const int watch = consumer_fd(b.buf);
+    const int fds_before = settled_fds();
+    const cl_uint pattern = 0x0dd5eedu;
+    cl_event let_go = open_user_event(env);
+    cl_event acq = nullptr, rel = nullptr;
+    {
+        PendingWriter writer(env, a, b);
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+        REQUIRE(clEnqueueFillBuffer(env.queue, b.mem, &pattern, sizeof pattern, 0, b.size, 0, nullptr, nullptr) ==
+                CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &b.mem, 1, &let_go, &rel) == CL_SUCCESS);
+        CHECK(status_of(acq) != CL_COMPLETE);  // held by the producer
+        const auto produced = std::chrono::steady_clock::now();
+        writer.complete();
+        CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+        CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - produced)
+                  .count() < fence_timeout_ms() / 2);
+        CHECK_FALSE(writer_pending(watch));  // the release attached nothing (as before this round)
+    }
+    REQUIRE(clSetUserEventStatus(let_go, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    {
+        DmabufView view(b.buf);
+        view.begin(false);
+        bool all = true;
+        for (size_t i = 0; i < b.size / 4; ++i) all = all && view.words[i] == pattern;
+        view.end(false);
+        CHECK(all);
+    }
+    for (cl_event e : {acq, rel, let_go}) clReleaseEvent(e);
     CHECK(open_fds_toward(fds_before) == fds_before);
     close(watch);
 }
