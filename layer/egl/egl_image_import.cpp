@@ -15,6 +15,7 @@
 #include "layer/egl/refusal.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
+#include "layer/registry.hpp"
 #include "layer/settings.hpp"
 
 namespace cldmabuf::egl {
@@ -49,6 +50,14 @@ cl_int interop_code(cl_int err, const ImportRequest &req) {
 }
 
 }  // namespace
+
+void close_handed_fd(cl_mem mem, int fd) {
+    std::shared_ptr<Import> import = imports().find(mem);
+    if (import && import->app_fd == fd && import->app_fd_owned) {
+        import->app_fd_owned = false;
+        kernel().close(fd);
+    }
+}
 
 cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, EglObject object,
                     const ImportRequest &req, cl_int *errcode_ret) {
@@ -119,7 +128,7 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
         return import_failed(errcode_ret, interop_code(err, req), req.what,
                              "the dma-buf import of the EGLImage failed (error " + std::to_string(err) + ")");
     }
-    // The import owns the fd now.
+    close_handed_fd(mem, ex.fd);
     object.context = context;
     object.flags = flags;
     if (!track_object(mem, object)) {
