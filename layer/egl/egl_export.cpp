@@ -132,7 +132,12 @@ bool query_image_size(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, int 
         return false;
     }
     if (!egl.MakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
-        // A stale context (the display was terminated and initialised again): once more with a new one.
+        // A stale context (the display was terminated and initialised again)
+        // or one EGL could not bind: once more with a new one.  The old one
+        // is destroyed first (a stale one is gone already and EGL says so):
+        // otherwise every failed bind of a live context leaks one.
+        egl.GetError();
+        egl.DestroyContext(dpy, ctx);
         egl.GetError();
         private_contexts.erase(dpy);
         ctx = private_context(egl, dpy, why);

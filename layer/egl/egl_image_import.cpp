@@ -15,6 +15,7 @@
 #include "layer/egl/refusal.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
+#include "layer/registry.hpp"
 #include "layer/settings.hpp"
 
 namespace cldmabuf::egl {
@@ -34,7 +35,29 @@ std::string fourcc_text(int fourcc) {
     return s;
 }
 
+// The layer's own import failed: its code in the vocabulary of the entry
+// point that made it.  The fd is one the layer exported itself, so what the
+// dma-buf import says about its handle (CL_INVALID_PROPERTY: not open, not a
+// dma-buf, not mappable) or its size is no error of the caller's GL or EGL
+// object: the implementation could not use what EGL gave it.
+cl_int interop_code(cl_int err, const ImportRequest &req) {
+    switch (err) {
+    case CL_IMAGE_FORMAT_NOT_SUPPORTED:
+    case CL_INVALID_IMAGE_FORMAT_DESCRIPTOR: return req.bad_format;
+    case CL_OUT_OF_HOST_MEMORY: return CL_OUT_OF_HOST_MEMORY;
+    default: return CL_OUT_OF_RESOURCES;
+    }
+}
+
 }  // namespace
+
+void close_handed_fd(cl_mem mem, int fd) {
+    std::shared_ptr<Import> import = imports().find(mem);
+    if (import && import->app_fd == fd && import->app_fd_owned) {
+        import->app_fd_owned = false;
+        kernel().close(fd);
+    }
+}
 
 cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, EglObject object,
                     const ImportRequest &req, cl_int *errcode_ret) {
@@ -102,11 +125,10 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     if (!mem) {
         if (object.copy) destroy_linear_copy(egl, object.display, object.copy.get());
         kernel().close(ex.fd);
-        const cl_int code = err == CL_IMAGE_FORMAT_NOT_SUPPORTED ? req.bad_format : err;
-        return import_failed(errcode_ret, code, req.what,
+        return import_failed(errcode_ret, interop_code(err, req), req.what,
                              "the dma-buf import of the EGLImage failed (error " + std::to_string(err) + ")");
     }
-    // The import owns the fd now.
+    close_handed_fd(mem, ex.fd);
     object.context = context;
     object.flags = flags;
     if (!track_object(mem, object)) {

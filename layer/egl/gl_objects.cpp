@@ -142,6 +142,7 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
         return import_failed(errcode_ret, err, what,
                              "the dma-buf import of the GL buffer failed (error " + std::to_string(err) + ")");
     }
+    close_handed_fd(mem, ex.fd);
     EglObject object;
     object.context = context;
     object.display = share.display;

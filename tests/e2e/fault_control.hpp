@@ -14,6 +14,9 @@ struct FaultControl {
     int (*fired)(void) = nullptr;
     const char *(*call_name)(long i) = nullptr;
     unsigned long (*call_request)(long i) = nullptr;  // an ioctl's request
+    // What the last armed run failed (optional: older injectors lack them).
+    const char *(*fired_name)(void) = nullptr;
+    unsigned long (*fired_request)(void) = nullptr;
     bool loaded = false;
 
     FaultControl() {
@@ -24,6 +27,8 @@ struct FaultControl {
         fired = reinterpret_cast<decltype(fired)>(dlsym(RTLD_DEFAULT, "cldmabuf_fault_fired"));
         call_name = reinterpret_cast<decltype(call_name)>(dlsym(RTLD_DEFAULT, "cldmabuf_fault_call_name"));
         call_request = reinterpret_cast<decltype(call_request)>(dlsym(RTLD_DEFAULT, "cldmabuf_fault_call_request"));
+        fired_name = reinterpret_cast<decltype(fired_name)>(dlsym(RTLD_DEFAULT, "cldmabuf_fault_fired_name"));
+        fired_request = reinterpret_cast<decltype(fired_request)>(dlsym(RTLD_DEFAULT, "cldmabuf_fault_fired_request"));
         loaded = call_request && record && arm && off && calls && fired && call_name;
     }
 };

@@ -49,6 +49,10 @@ std::atomic<long> g_nth{-1};      // the call to fail (-1: none)
 std::atomic<int> g_errno{0};
 std::atomic<int> g_fired{0};      // injected failures since the last arm
 std::atomic<bool> g_recording{false};
+// What the last injected failure hit: a run's Nth call is not always the
+// recording run's Nth (a worker's timing, a lazy probe).
+std::atomic<const char *> g_fired_name{nullptr};
+std::atomic<unsigned long> g_fired_request{0};
 
 // The recording pass remembers which function each call index was.
 constexpr long kMaxRecorded = 4096;
@@ -77,6 +81,8 @@ bool inject(const char *fn, const void *ret, bool may_fail = true, unsigned long
         g_requests[index] = request;
     }
     if (!may_fail || index != g_nth.load()) return false;
+    g_fired_name = fn;
+    g_fired_request = request;
     g_fired.fetch_add(1);
     errno = g_errno.load();
     return true;
@@ -107,6 +113,8 @@ EXPORT void cldmabuf_fault_arm(long nth, int err) {
     g_recording = false;
     g_calls = 0;
     g_fired = 0;
+    g_fired_name = nullptr;
+    g_fired_request = 0;
     g_errno = err;
     g_nth = nth;
     g_counting.store(true, std::memory_order_release);
@@ -119,6 +127,10 @@ EXPORT void cldmabuf_fault_off(void) {
 }
 
 EXPORT long cldmabuf_fault_calls(void) { return g_calls.load(); }
+// The function ("ioctl", ...) and ioctl request of the call the last armed
+// run failed (NULL and 0 before any).
+EXPORT const char *cldmabuf_fault_fired_name(void) { return g_fired_name.load(); }
+EXPORT unsigned long cldmabuf_fault_fired_request(void) { return g_fired_request.load(); }
 EXPORT int cldmabuf_fault_fired(void) { return g_fired.load(); }
 // The function of recorded call `i` ("open64", "ioctl", ...), or NULL.
 EXPORT const char *cldmabuf_fault_call_name(long i) {
