@@ -156,8 +156,8 @@ void fill_layer_table(cl_icd_dispatch &t) {
     // Enqueues no feature has a say in: counted in the enqueue epoch, then
     // the target's (layer/enqueue_passthrough.hpp).  The D3D10/D3D11/DX9
     // slots are not among them: on Linux the headers give them no function
-    // type and no loader exports them.  The GL/EGL ones are egl's below
-    // unless CLDMABUF_EGL=off.
+    // type and no loader exports them.  The GL/EGL ones are egl's (below,
+    // egl counts them) unless CLDMABUF_EGL=off.
     using D = cl_icd_dispatch;
     wrap(t.clEnqueueReadImage, counted_enqueue<&D::clEnqueueReadImage>);
     wrap(t.clEnqueueNDRangeKernel, counted_enqueue<&D::clEnqueueNDRangeKernel>);
@@ -175,10 +175,17 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clEnqueueSVMMap, counted_enqueue<&D::clEnqueueSVMMap>);
     wrap(t.clEnqueueSVMUnmap, counted_enqueue<&D::clEnqueueSVMUnmap>);
     wrap(t.clEnqueueSVMMigrateMem, counted_enqueue<&D::clEnqueueSVMMigrateMem>);
-    wrap(t.clEnqueueAcquireGLObjects, counted_enqueue<&D::clEnqueueAcquireGLObjects>);
-    wrap(t.clEnqueueReleaseGLObjects, counted_enqueue<&D::clEnqueueReleaseGLObjects>);
-    wrap(t.clEnqueueAcquireEGLObjectsKHR, counted_enqueue<&D::clEnqueueAcquireEGLObjectsKHR>);
-    wrap(t.clEnqueueReleaseEGLObjectsKHR, counted_enqueue<&D::clEnqueueReleaseEGLObjectsKHR>);
+#if CLDMABUF_EGL_INTEROP
+    const bool egl_has_them = egl_mode() != EglMode::off;
+#else
+    const bool egl_has_them = false;
+#endif
+    if (!egl_has_them) {
+        wrap(t.clEnqueueAcquireGLObjects, counted_enqueue<&D::clEnqueueAcquireGLObjects>);
+        wrap(t.clEnqueueReleaseGLObjects, counted_enqueue<&D::clEnqueueReleaseGLObjects>);
+        wrap(t.clEnqueueAcquireEGLObjectsKHR, counted_enqueue<&D::clEnqueueAcquireEGLObjectsKHR>);
+        wrap(t.clEnqueueReleaseEGLObjectsKHR, counted_enqueue<&D::clEnqueueReleaseEGLObjectsKHR>);
+    }
 
     // Platform and device queries (layer/extensions.cpp): the layer's
     // extensions in both lists, the handle types, CL_PLATFORM_STATS_CLDMABUF.
