@@ -37,10 +37,18 @@ extern std::atomic<uint64_t> count __attribute__((visibility("hidden")));
 extern std::atomic<bool> unseen __attribute__((visibility("hidden")));
 }  // namespace enqueue_epoch_detail
 
+#if defined(__SANITIZE_THREAD__)
+#define CLDMABUF_EPOCH_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CLDMABUF_EPOCH_TSAN 1
+#endif
+#endif
+
 // An application enqueue that is not one of the layer's chainable commands,
 // counted before it goes to the ICD.
 inline void count_enqueue() {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if defined(__x86_64__) && !defined(CLDMABUF_EPOCH_TSAN)  // TSan: the builtin, so it sees the write
     // The same locked add fetch_add(relaxed) compiles to, but GCC 12 treats
     // the builtin as touching all memory and copies a pass-through's stack
     // arguments (those past the sixth) out and back around it: six
