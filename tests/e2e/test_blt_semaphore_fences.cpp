@@ -642,10 +642,18 @@ TEST_CASE("[blt-fence] a marker between the copy and the signal: the signal take
             pair.reset();
             cl_semaphore_khr s = sem.make(env, true);
             const cl_ulong fence_out = counter(env, CL_STATS_BLT_FENCE_OUT_CLDMABUF);
+            // The batch runs only when the test ticks the engine: the copy's
+            // step is still on when the signal is enqueued (a signal after a
+            // finished copy has nothing to adopt).
+            vgen9().set_manual(1);
+            const uint64_t submitted = vgen9().submitted();
             REQUIRE(clEnqueueCopyBuffer(env.queue, pair.a.mem, pair.b.mem, 0, 0, N, 0, nullptr, nullptr) ==
                     CL_SUCCESS);
             if (marker_between) REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, nullptr) == CL_SUCCESS);
             REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+            REQUIRE(vgen9().wait_for_submission(submitted, 5000));
+            REQUIRE(vgen9().tick(1) == 1);  // returns once the batch completed
+            vgen9().set_manual(0);
             REQUIRE(clFinish(env.queue) == CL_SUCCESS);
             CHECK(pair.copied());
             int fd = -1;
