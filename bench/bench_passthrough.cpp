@@ -11,6 +11,15 @@
 //   get_mem_info_size    clGetMemObjectInfo(CL_MEM_SIZE) on a plain buffer
 //                        (overridden: the layer looks, then passes through)
 //   get_device_type      clGetDeviceInfo(CL_DEVICE_TYPE) (overridden, passes through)
+//   marker_refused       clEnqueueMarkerWithWaitList(q, 1, NULL, NULL): the ICD refuses the
+//                        wait list at once (counted pass-through, layer/enqueue_passthrough.hpp)
+//   ndrange_refused      clEnqueueNDRangeKernel with work_dim 0: refused by the ICD (the same,
+//                        nine arguments: three on the stack)
+//   read_refused         clEnqueueReadBuffer into a NULL pointer on a plain buffer: refused by the ICD
+//                        (overridden: the host-access check, the count, then the ICD)
+//
+// The *_refused loops measure the call's way through the layer and not a
+// command: the ICD answers an error before it makes one.
 //
 // Output: one line per call, "PT <name> <ns/call median> <min> <reps>".
 // --callgrind: run each loop once between CALLGRIND_ZERO_STATS and
@@ -115,7 +124,31 @@ int main(int argc, char **argv) {
                      sink = clGetDeviceInfo(env.device, CL_DEVICE_TYPE, sizeof t, &t, nullptr);
                  }
              }},
+            {"marker_refused",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i) sink = clEnqueueMarkerWithWaitList(env.queue, 1, nullptr, nullptr);
+             }},
+            {"ndrange_refused",
+             [&](long n) {
+                 const size_t global = 1;
+                 for (long i = 0; i < n; ++i)
+                     sink = clEnqueueNDRangeKernel(env.queue, kernel, 0, nullptr, &global, nullptr, 0, nullptr,
+                                                   nullptr);
+             }},
+            {"read_refused",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i)
+                     sink = clEnqueueReadBuffer(env.queue, buf, CL_FALSE, 0, 1, nullptr, 0, nullptr, nullptr);
+             }},
         };
+
+        // The *_refused loops must not enqueue anything.
+        for (const char *name : {"marker_refused", "ndrange_refused", "read_refused"})
+            for (const Loop &loop : loops)
+                if (!std::strcmp(loop.name, name)) {
+                    loop.run(1);
+                    if (sink == CL_SUCCESS) throw std::runtime_error(std::string(name) + ": the ICD did not refuse");
+                }
 
         for (const Loop &loop : loops) {
             if (!only.empty() && only != loop.name) continue;

@@ -14,6 +14,12 @@
 //            (layer/icd_slots.hpp), or an extension the layer implements
 //            (cl_khr_gl_sharing, cl_khr_egl_image on EGL).
 //
+// Every clEnqueue* slot goes through the layer, so that the enqueue epoch
+// (layer/enqueue_epoch.hpp) counts every command the application enqueues
+// and the blitter's semaphore chain knows when nothing came between: the
+// slots no feature has a say in take the counting pass-through
+// (layer/enqueue_passthrough.hpp).
+//
 // A slot more than one feature has a say in gets one entry function in
 // layer/entry_chains.cpp, which runs the features' checks in a written
 // order; nothing here wraps another override.  Features re-enter the
@@ -27,9 +33,9 @@
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/entry_chains.hpp"
+#include "layer/enqueue_epoch.hpp"
+#include "layer/enqueue_passthrough.hpp"
 #include "layer/events.hpp"
-#include "layer/handoff/acquire_release.hpp"
-#include "layer/handoff/map_sync.hpp"
 #include "layer/extensions.hpp"
 #include "layer/import/arm.hpp"
 #include "layer/import/buffer.hpp"
@@ -68,9 +74,10 @@ void *as_address(Fn *fn) {
 
 // cl_khr_external_memory and cl_arm_import_memory_dma_buf: on every ICD.
 const NamedFunction layer_functions[] = {
-    // layer/handoff/acquire_release.cpp: bounded fence wait + DMA_BUF_IOCTL_SYNC START / END in queue order
-    {"clEnqueueAcquireExternalMemObjectsKHR", as_address(enqueue_acquire_external_mem_objects)},
-    {"clEnqueueReleaseExternalMemObjectsKHR", as_address(enqueue_release_external_mem_objects)},
+    // layer/handoff/acquire_release.cpp: bounded fence wait + DMA_BUF_IOCTL_SYNC START / END in queue
+    // order, counted in the enqueue epoch first (layer/entry_chains.cpp)
+    {"clEnqueueAcquireExternalMemObjectsKHR", as_address(chain::acquire_external_mem_objects)},
+    {"clEnqueueReleaseExternalMemObjectsKHR", as_address(chain::release_external_mem_objects)},
     // layer/import/arm.cpp: CL_IMPORT_TYPE_DMA_BUF_ARM over the layer's KHR import
     {"clImportMemoryARM", as_address(import_memory_arm)},
 };
@@ -110,11 +117,18 @@ void *semaphore_function(const char *name) {
     return name ? find(semaphore_functions, std::size(semaphore_functions), name) : nullptr;
 }
 
+// An enqueue handed to the application from below the layer is called
+// without passing through it: the enqueue epoch cannot count it.
+void *handed_down(const char *name, void *fn) {
+    if (fn && unseen_enqueue_name(name)) note_unseen_enqueue(name);
+    return fn;
+}
+
 // Ours first; every other name goes down the chain (the loader answers its own).
 void *CL_API_CALL get_extension_function_address_for_platform(cl_platform_id platform, const char *name) {
     if (void *fn = layer_extension_function(name)) return fn;
     if (void *fn = semaphore_function(name); fn && sync::hand_out_semaphore_functions(platform, false)) return fn;
-    return next().clGetExtensionFunctionAddressForPlatform(platform, name);
+    return handed_down(name, next().clGetExtensionFunctionAddressForPlatform(platform, name));
 }
 
 void *CL_API_CALL get_extension_function_address(const char *name) {
@@ -122,7 +136,7 @@ void *CL_API_CALL get_extension_function_address(const char *name) {
     void *icd = next().clGetExtensionFunctionAddress(name);
     if (void *fn = semaphore_function(name); fn && sync::hand_out_semaphore_functions(nullptr, icd != nullptr))
         return fn;
-    return icd;
+    return handed_down(name, icd);
 }
 
 }  // namespace
@@ -139,6 +153,40 @@ void *layer_extension_function(const char *name) {
 // ---- the slots -------------------------------------------------------------------------
 
 void fill_layer_table(cl_icd_dispatch &t) {
+    // Enqueues no feature has a say in: counted in the enqueue epoch, then
+    // the target's (layer/enqueue_passthrough.hpp).  The D3D10/D3D11/DX9
+    // slots are not among them: on Linux the headers give them no function
+    // type and no loader exports them.  The GL/EGL ones are egl's (below,
+    // egl counts them) unless CLDMABUF_EGL=off.
+    using D = cl_icd_dispatch;
+    wrap(t.clEnqueueReadImage, counted_enqueue<&D::clEnqueueReadImage>);
+    wrap(t.clEnqueueNDRangeKernel, counted_enqueue<&D::clEnqueueNDRangeKernel>);
+    wrap(t.clEnqueueTask, counted_enqueue<&D::clEnqueueTask>);
+    wrap(t.clEnqueueNativeKernel, counted_enqueue<&D::clEnqueueNativeKernel>);
+    wrap(t.clEnqueueMarker, counted_enqueue<&D::clEnqueueMarker>);
+    wrap(t.clEnqueueWaitForEvents, counted_enqueue<&D::clEnqueueWaitForEvents>);
+    wrap(t.clEnqueueBarrier, counted_enqueue<&D::clEnqueueBarrier>);
+    wrap(t.clEnqueueMigrateMemObjects, counted_enqueue<&D::clEnqueueMigrateMemObjects>);
+    wrap(t.clEnqueueMarkerWithWaitList, counted_enqueue<&D::clEnqueueMarkerWithWaitList>);
+    wrap(t.clEnqueueBarrierWithWaitList, counted_enqueue<&D::clEnqueueBarrierWithWaitList>);
+    wrap(t.clEnqueueSVMFree, counted_enqueue<&D::clEnqueueSVMFree>);
+    wrap(t.clEnqueueSVMMemcpy, counted_enqueue<&D::clEnqueueSVMMemcpy>);
+    wrap(t.clEnqueueSVMMemFill, counted_enqueue<&D::clEnqueueSVMMemFill>);
+    wrap(t.clEnqueueSVMMap, counted_enqueue<&D::clEnqueueSVMMap>);
+    wrap(t.clEnqueueSVMUnmap, counted_enqueue<&D::clEnqueueSVMUnmap>);
+    wrap(t.clEnqueueSVMMigrateMem, counted_enqueue<&D::clEnqueueSVMMigrateMem>);
+#if CLDMABUF_EGL_INTEROP
+    const bool egl_has_them = egl_mode() != EglMode::off;
+#else
+    const bool egl_has_them = false;
+#endif
+    if (!egl_has_them) {
+        wrap(t.clEnqueueAcquireGLObjects, counted_enqueue<&D::clEnqueueAcquireGLObjects>);
+        wrap(t.clEnqueueReleaseGLObjects, counted_enqueue<&D::clEnqueueReleaseGLObjects>);
+        wrap(t.clEnqueueAcquireEGLObjectsKHR, counted_enqueue<&D::clEnqueueAcquireEGLObjectsKHR>);
+        wrap(t.clEnqueueReleaseEGLObjectsKHR, counted_enqueue<&D::clEnqueueReleaseEGLObjectsKHR>);
+    }
+
     // Platform and device queries (layer/extensions.cpp): the layer's
     // extensions in both lists, the handle types, CL_PLATFORM_STATS_CLDMABUF.
     wrap(t.clGetPlatformInfo, get_platform_info);
@@ -168,7 +216,7 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clReleaseCommandQueue, release_command_queue);
 
     // Host reads and writes (layer/entry_chains.cpp: read-only guard, then
-    // host-access flags, then the ICD).
+    // host-access flags, then the count and the ICD).
     wrap(t.clEnqueueReadBuffer, chain::read_buffer);
     wrap(t.clEnqueueReadBufferRect, chain::read_buffer_rect);
     wrap(t.clEnqueueWriteBuffer, chain::write_buffer);
@@ -178,18 +226,20 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clEnqueueFillImage, chain::fill_image);
 
     // Copies (layer/entry_chains.cpp: read-only guard on the destination,
-    // then layer/blit/buffer_copy.cpp, image_copy.cpp: the Gen9 blitter or the ICD).
+    // then layer/blit/buffer_copy.cpp, image_copy.cpp: the Gen9 blitter, or
+    // the count and the ICD).
     wrap(t.clEnqueueCopyBuffer, chain::copy_buffer);
     wrap(t.clEnqueueCopyBufferRect, chain::copy_buffer_rect);
     wrap(t.clEnqueueCopyImage, chain::copy_image);
     wrap(t.clEnqueueCopyImageToBuffer, chain::copy_image_to_buffer);
     wrap(t.clEnqueueCopyBufferToImage, chain::copy_buffer_to_image);
 
-    // Maps (layer/entry_chains.cpp: read-only guard, host-access flags, then
-    // layer/handoff/map_sync.cpp: DMA_BUF_IOCTL_SYNC around a zero-copy import's map).
+    // Maps (layer/entry_chains.cpp: read-only guard, host-access flags, the
+    // count, then layer/handoff/map_sync.cpp: DMA_BUF_IOCTL_SYNC around a
+    // zero-copy import's map).
     wrap(t.clEnqueueMapBuffer, chain::map_buffer);
     wrap(t.clEnqueueMapImage, chain::map_image);
-    wrap(t.clEnqueueUnmapMemObject, enqueue_unmap_mem_object);  // map_sync.cpp: SYNC END after the unmap
+    wrap(t.clEnqueueUnmapMemObject, chain::unmap_mem_object);  // then map_sync.cpp: SYNC END after the unmap
 
 #if CLDMABUF_EGL_INTEROP
     // GL/EGL interop (layer/egl/, docs/egl.md), unless CLDMABUF_EGL=off.

@@ -47,5 +47,11 @@ void *CL_API_CALL map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_
 void *CL_API_CALL map_image(cl_command_queue q, cl_mem image, cl_bool blocking, cl_map_flags flags,
                             const size_t *origin, const size_t *region, size_t *row_pitch, size_t *slice_pitch,
                             cl_uint n, const cl_event *waits, cl_event *event, cl_int *errcode_ret);
+cl_int CL_API_CALL unmap_mem_object(cl_command_queue q, cl_mem mem, void *mapped_ptr, cl_uint n,
+                                    const cl_event *waits, cl_event *event);
+cl_int CL_API_CALL acquire_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
+                                                const cl_event *waits, cl_event *event);
+cl_int CL_API_CALL release_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
+                                                const cl_event *waits, cl_event *event);
 
 }  // namespace cldmabuf::chain

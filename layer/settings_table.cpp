@@ -47,9 +47,11 @@ const SettingSpec table[] = {
      "the render node to use for the blitter"},
     {"CLDMABUF_BLT_EXPORTERS", K::word, "own|any", 0, 0, "`own`",
      "`any`: the blitter also takes dma-bufs other exporters made"},
-    {"CLDMABUF_BLT_SEMAPHORE_FENCES", K::word, "on|off", 0, 0, "`off`",
-     "`on`: a semaphore wait right before a blitter copy becomes the batch's fence-in and a signal right after it "
-     "its fence-out; the application enqueues nothing else between them ([semaphores.md](semaphores.md))"},
+    {"CLDMABUF_BLT_SEMAPHORE_FENCES", K::word, "auto|on|off", 0, 0, "`auto`",
+     "a semaphore wait right before a blitter copy becomes the batch's fence-in and a signal right after it its "
+     "fence-out: `auto` where the layer saw no other enqueue between them and handed out no ICD enqueue it cannot "
+     "see; `on` on the application's word that it enqueues nothing between them; `off` never "
+     "([semaphores.md](semaphores.md))"},
     {"CLDMABUF_ALLOC_EXPORTER", K::word, "auto|i915|dma-heap|udmabuf", 0, 0, "`auto`",
      "the exporters `CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF` may use: `auto` tries i915 GEM, then the system dma-heap, "
      "then udmabuf; a name allows that one only ([allocator.md](allocator.md))"},

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "layer/dispatch.hpp"
+#include "layer/enqueue_epoch.hpp"
 #include "layer/host_step.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
@@ -30,12 +31,17 @@ std::unordered_map<cl_command_queue, Record> &records() {
     return *map;
 }
 
-bool setting_on() {
-    static const bool on = [] {
+enum class Mode { off, automatic, on };
+
+// CLDMABUF_BLT_SEMAPHORE_FENCES (validated by the settings table: auto|on|off).
+Mode mode() {
+    static const Mode m = [] {
         const char *v = setting("CLDMABUF_BLT_SEMAPHORE_FENCES");
-        return v && std::strcmp(v, "on") == 0;
+        if (v && std::strcmp(v, "on") == 0) return Mode::on;
+        if (v && std::strcmp(v, "off") == 0) return Mode::off;
+        return Mode::automatic;
     }();
-    return on;
+    return m;
 }
 
 template <typename T>
@@ -60,7 +66,23 @@ void forget(cl_command_queue queue, const T *what) {
 }  // namespace
 
 bool fence_chain_on(cl_command_queue queue) {
-    return setting_on() && !out_of_order_queue(queue);
+    switch (mode()) {
+    case Mode::off: return false;
+    case Mode::automatic:
+        if (unseen_enqueues()) return false;
+        break;
+    case Mode::on: break;
+    }
+    return !out_of_order_queue(queue);
+}
+
+bool nothing_between(uint64_t since) {
+    switch (mode()) {
+    case Mode::off: return false;
+    case Mode::automatic: return enqueue_epoch() == since && !unseen_enqueues();
+    case Mode::on: return true;
+    }
+    return false;
 }
 
 // ---- FenceInOffer -------------------------------------------------------------------
@@ -183,6 +205,7 @@ void BatchFence::finished() {
 // until the queue's next command.  Checked under the records' lock, which the
 // step's forget_*() takes after it closed or finished.
 void offer_fence_in(cl_command_queue queue, std::shared_ptr<FenceInOffer> offer) {
+    offer->epoch_ = enqueue_epoch();
     std::lock_guard l(records_mutex);
     if (offer->open())
         records()[queue] = std::move(offer);
@@ -191,6 +214,7 @@ void offer_fence_in(cl_command_queue queue, std::shared_ptr<FenceInOffer> offer)
 }
 
 void record_batch_fence(cl_command_queue queue, std::shared_ptr<BatchFence> batch) {
+    batch->epoch_ = enqueue_epoch();
     std::lock_guard l(records_mutex);
     if (!batch->finished_already())
         records()[queue] = std::move(batch);
@@ -202,7 +226,10 @@ std::shared_ptr<FenceInOffer> take_fence_in(cl_command_queue queue) { return tak
 std::shared_ptr<BatchFence> take_batch_fence(cl_command_queue queue) { return take<BatchFence>(queue); }
 
 void break_fence_chain(cl_command_queue queue) {
-    if (!setting_on()) return;
+    count_enqueue();  // auto: every record stamped before this is stale
+    // Only `on` drops the record: at auto the epoch says it all, and a copy
+    // the ICD does takes no lock for it.
+    if (mode() != Mode::on) return;
     std::lock_guard l(records_mutex);
     records().erase(queue);
 }

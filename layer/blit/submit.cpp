@@ -127,8 +127,9 @@ cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_t
     const cl_int err = enqueue_host_step(std::move(step), event);
     if (err == CL_SUCCESS && out) {
         // Taken only now that the copy is in the queue: a copy that failed to
-        // enqueue must leave the wait to its own host step.
-        if (in) in->claim();
+        // enqueue must leave the wait to its own host step, and a command
+        // that landed between the two has counted by now (nothing_between).
+        if (in && nothing_between(in->epoch())) in->claim();
         record_batch_fence(queue, out);
     }
     return err;

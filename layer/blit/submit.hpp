@@ -39,9 +39,10 @@ cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const BlitSubmi
 // and every earlier command completed; the step's event (type `type`)
 // completes when the batch's out-fence signalled, or fails with
 // submit_and_wait's status.  `what` names the call in log lines; `bytes`
-// is counted in stats().blt_bytes.  With CLDMABUF_BLT_SEMAPHORE_FENCES=on
+// is counted in stats().blt_bytes.  Unless CLDMABUF_BLT_SEMAPHORE_FENCES=off
 // the copy takes a semaphore wait enqueued right before it as its FENCE_IN
-// and offers its batch fence to a signal enqueued right after it.
+// and offers its batch fence to a signal enqueued right after it, where
+// nothing came between (layer/blit/fence_chain.hpp).
 cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_type type, cl_uint num_events,
                     const cl_event *wait_list, cl_event *event, const char *what, uint64_t bytes,
                     BlitSubmit submit);

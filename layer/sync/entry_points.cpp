@@ -214,7 +214,9 @@ cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, 
             if (sems[i]->pending == made[i]) sems[i]->pending.reset();
         return err;
     }
-    if (batch)
+    // Asked now that the signal is in the queue: a command that landed
+    // between the copy and it has counted by now.
+    if (batch && nothing_between(batch->epoch()))
         for (const auto &p : made) batch->attach([p](int fd) { return p->adopt_batch_fence(fd); });
     else
         break_fence_chain(queue);

@@ -10,7 +10,7 @@
 //   sync_fd export     -> a dup of the payload's sync_file; the semaphore is
 //                         unsignalled afterwards (copy transference, as
 //                         Vulkan's SYNC_FD)
-//   a signal right after a blitter copy (CLDMABUF_BLT_SEMAPHORE_FENCES=on,
+//   a signal right after a blitter copy (CLDMABUF_BLT_SEMAPHORE_FENCES,
 //   layer/blit/fence_chain.hpp): the payload adopts the batch's FENCE_OUT as
 //                         its sync_file once the batch is submitted, unless
 //                         it was exported before (then it keeps its own)

@@ -1,10 +1,15 @@
 // Semaphores chained to blitter copies on the virtual Gen9
 // (layer/blit/fence_chain.hpp, docs/semaphores.md "On the Gen9 blitter").
-// With CLDMABUF_BLT_SEMAPHORE_FENCES=on (suite e2e-sim-blt-fences) a wait
-// right before a copy becomes the batch's I915_EXEC_FENCE_IN and a signal
-// right after it the batch's FENCE_OUT; without the setting (e2e-sim) the
-// same sequences must give the same bytes through host waits, and the
-// counters say no batch was chained.  Tagged [blt][blt-fence].
+// A wait right before a copy becomes the batch's I915_EXEC_FENCE_IN and a
+// signal right after it the batch's FENCE_OUT: at the default
+// CLDMABUF_BLT_SEMAPHORE_FENCES=auto (e2e-sim) where no other enqueue came
+// between them (the enqueue epoch, layer/enqueue_epoch.hpp), at `on`
+// (e2e-sim-blt-fences) also across commands between them (the application's
+// word); at `off` (e2e-sim-blt-fences-off) the same sequences must give the
+// same bytes through host waits, and the counters say no batch was chained.
+// The lookup of an ICD enqueue the layer cannot see turns `auto` off for the
+// process: that case runs alone (e2e-sim-blt-fences-lookup).  Tagged
+// [blt][blt-fence].
 //
 // The wait's fence is the test's own: a sw_sync timeline the virtual Gen9
 // models (tests/sim/vgen9_sw_sync.cpp), imported as the semaphore's sync_fd.
@@ -26,6 +31,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "CL/cl_ext_cldmabuf.h"
@@ -48,7 +54,11 @@ namespace {
 
 constexpr size_t N = 64u << 10;
 
-bool chained() { return env_is("CLDMABUF_BLT_SEMAPHORE_FENCES", "on"); }
+// CLDMABUF_BLT_SEMAPHORE_FENCES as the layer reads it (auto when unset).
+bool fences_on() { return env_is("CLDMABUF_BLT_SEMAPHORE_FENCES", "on"); }
+bool fences_off() { return env_is("CLDMABUF_BLT_SEMAPHORE_FENCES", "off"); }
+// A wait right before a copy (a copy right before a signal), nothing between: chained.
+bool chained() { return !fences_off(); }
 
 bool expect_blt() {
     return vgen9().loaded && !env_is("CLDMABUF_IMPORT", "copy") && !env_is("CLDMABUF_BLT", "off") &&
@@ -124,6 +134,8 @@ struct CopyPair {
         munmap(const_cast<uint8_t *>(view), N);
     }
     bool copied() const { return holds(view, true); }
+    // Zeroes the destination again (through the test's own mapping).
+    void reset() { std::memset(const_cast<uint8_t *>(view), 0, N); }
     bool untouched() const { return holds(view, false); }
     // Whether `p` holds the pattern (or zeros).
     bool holds(const volatile uint8_t *p, bool copy) const {
@@ -418,4 +430,269 @@ TEST_CASE("[blt-fence] no chain across a semaphore signal between the wait and t
 
 TEST_CASE("[blt-fence] no chain across an ICD copy between the wait and the copy", "[blt][blt-fence][kernel]") {
     expect_no_chain(true);
+}
+
+// ---- what comes between: the enqueue epoch (layer/enqueue_epoch.hpp) -----------------
+
+namespace {
+
+// wait(sem) ; between(queue) ; copy on the env's queue, with the copy's
+// destination zeroed first.  `expect_chain`: the batch takes the wait's
+// sync_file as its FENCE_IN.  Either way the copy must not run before the
+// semaphore's fence signalled: asserted without waiting on a clock (nothing
+// of the copy may be submitted or done until the test signals).
+void wait_then_copy(const ClEnv &env, const SemFns &sem, CopyPair &pair, bool expect_chain,
+                    const std::function<void(cl_command_queue)> &between = {}) {
+    pair.reset();
+    TestFence tf;
+    cl_semaphore_khr s = sem.make(env, false, tf.fence);
+    const cl_ulong fence_in = counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF);
+    const uint64_t submitted = vgen9().submitted();
+    REQUIRE(sem.wait(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    if (between) between(env.queue);
+    cl_event ev = nullptr;
+    REQUIRE(clEnqueueCopyBuffer(env.queue, pair.a.mem, pair.b.mem, 0, 0, N, 0, nullptr, &ev) == CL_SUCCESS);
+    if (expect_chain) {
+        // In the kernel before the fence signalled: the engine holds it behind its FENCE_IN.
+        REQUIRE(vgen9().wait_for_submission(submitted, 5000));
+        CHECK(eventually([&] { return counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF) == fence_in + 1; }));
+    } else {
+        // The wait's host step holds the queue: the batch is not even submitted.
+        CHECK(vgen9().submitted() == submitted);
+    }
+    CHECK(status_of(ev) != CL_COMPLETE);
+    CHECK(pair.untouched());
+    tf.signal();
+    REQUIRE(clWaitForEvents(1, &ev) == CL_SUCCESS);
+    CHECK(pair.copied());
+    CHECK(counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF) == fence_in + (expect_chain ? 1 : 0));
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    clReleaseEvent(ev);
+    REQUIRE(sem.release(s) == CL_SUCCESS);
+}
+
+// A command to enqueue between the wait and the copy: made for the case's
+// environment before the wait (a kernel built and run once, so that the
+// command between is only its enqueue), `done` once the queue finished.
+struct Between {
+    std::function<void(cl_command_queue)> enqueue;
+    std::function<void()> done = [] {};
+};
+
+// wait_then_copy in a fresh environment, after a warm-up and with the leak
+// check, first with nothing between (chained unless off): the case's own
+// evidence that the chain is made here at all, so that "not chained" after
+// it says the command between broke it.
+void check_between(const std::function<Between(const ClEnv &)> &make) {
+    REQUIRE_BLT_FENCES();
+    {
+        ClEnv warm;
+        CopyPair warm_pair(warm);
+    }
+    const LeakCheck leaks;
+    {
+        ClEnv env;
+        SemFns sem(env);
+        CopyPair pair(env);
+        const Between between = make(env);
+        wait_then_copy(env, sem, pair, chained());
+        // At auto the command between is seen and breaks the chain; `on`
+        // chains across it on the application's word.
+        wait_then_copy(env, sem, pair, fences_on(), between.enqueue);
+        between.done();
+    }
+}
+
+cl_mem plain_buffer(const ClEnv &env, size_t size) {
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(env.context, CL_MEM_READ_WRITE, size, nullptr, &err);
+    REQUIRE(m);
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("[blt-fence] a marker or barrier between the wait and the copy: chained only at on", "[blt][blt-fence]") {
+    SECTION("clEnqueueMarkerWithWaitList") {
+        check_between([](const ClEnv &) {
+            return Between{[](cl_command_queue q) {
+                REQUIRE(clEnqueueMarkerWithWaitList(q, 0, nullptr, nullptr) == CL_SUCCESS);
+            }};
+        });
+    }
+    SECTION("clEnqueueBarrierWithWaitList") {
+        check_between([](const ClEnv &) {
+            return Between{[](cl_command_queue q) {
+                REQUIRE(clEnqueueBarrierWithWaitList(q, 0, nullptr, nullptr) == CL_SUCCESS);
+            }};
+        });
+    }
+    SECTION("clEnqueueMarker (OpenCL 1.1)") {
+        check_between([](const ClEnv &) {
+            return Between{[](cl_command_queue q) {
+                cl_event ev = nullptr;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the slot is the point
+                REQUIRE(clEnqueueMarker(q, &ev) == CL_SUCCESS);
+#pragma GCC diagnostic pop
+                clReleaseEvent(ev);
+            }};
+        });
+    }
+}
+
+// Commands that do device work (tagged [kernel]: NEO in AUB mode runs none,
+// and its lane leaves [kernel] out).  Non-blocking: the queue waits for the
+// semaphore, which the test signals only after the copy is enqueued.
+TEST_CASE("[blt-fence] a kernel, a read, a migration or an SVM command between the wait and the copy: chained "
+          "only at on",
+          "[blt][blt-fence][kernel]") {
+    static std::vector<uint8_t> host(4096);
+    SECTION("clEnqueueNDRangeKernel") {
+        check_between([](const ClEnv &env) {
+            cl_kernel k = env.build_kernel("kernel void k(global uint *b) { b[get_global_id(0)] = 7; }", "k");
+            cl_mem m = plain_buffer(env, 4096);
+            REQUIRE(clSetKernelArg(k, 0, sizeof m, &m) == CL_SUCCESS);
+            static const size_t global = 64;
+            // Once before: PoCL compiles the work-group function at the first launch.
+            REQUIRE(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) ==
+                    CL_SUCCESS);
+            REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+            return Between{[k](cl_command_queue q) {
+                               REQUIRE(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr,
+                                                              nullptr) == CL_SUCCESS);
+                           },
+                           [k, m] {
+                               clReleaseKernel(k);
+                               clReleaseMemObject(m);
+                           }};
+        });
+    }
+    SECTION("clEnqueueReadBuffer (an override that passes the command on)") {
+        check_between([](const ClEnv &env) {
+            cl_mem m = plain_buffer(env, host.size());
+            return Between{[m](cl_command_queue q) {
+                               REQUIRE(clEnqueueReadBuffer(q, m, CL_FALSE, 0, host.size(), host.data(), 0, nullptr,
+                                                           nullptr) == CL_SUCCESS);
+                           },
+                           [m] { clReleaseMemObject(m); }};
+        });
+    }
+    SECTION("clEnqueueMigrateMemObjects") {
+        check_between([](const ClEnv &env) {
+            cl_mem m = plain_buffer(env, host.size());
+            return Between{[m](cl_command_queue q) {
+                               REQUIRE(clEnqueueMigrateMemObjects(q, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED,
+                                                                  0, nullptr, nullptr) == CL_SUCCESS);
+                           },
+                           [m] { clReleaseMemObject(m); }};
+        });
+    }
+    SECTION("clEnqueueReadImage") {
+        check_between([](const ClEnv &env) {
+            if (!device_has_images(env)) SKIP("the device has no images");
+            const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+            cl_image_desc desc{};
+            desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+            desc.image_width = 16;
+            desc.image_height = 16;
+            cl_int err = CL_SUCCESS;
+            cl_mem image = clCreateImage(env.context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+            REQUIRE(image);
+            return Between{[image](cl_command_queue q) {
+                               static const size_t origin[3] = {0, 0, 0}, region[3] = {16, 16, 1};
+                               REQUIRE(clEnqueueReadImage(q, image, CL_FALSE, origin, region, 0, 0, host.data(), 0,
+                                                          nullptr, nullptr) == CL_SUCCESS);
+                           },
+                           [image] { clReleaseMemObject(image); }};
+        });
+    }
+    SECTION("clEnqueueSVMMemFill, clEnqueueSVMFree") {
+        check_between([](const ClEnv &env) {
+            cl_device_svm_capabilities caps = 0;
+            if (clGetDeviceInfo(env.device, CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr) != CL_SUCCESS ||
+                !(caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER))
+                SKIP("no SVM on this device");
+            void *svm = clSVMAlloc(env.context, CL_MEM_READ_WRITE, host.size(), 0);
+            REQUIRE(svm);
+            return Between{[svm](cl_command_queue q) mutable {
+                static const cl_uint pattern = 0x5a5a5a5a;
+                REQUIRE(clEnqueueSVMMemFill(q, svm, &pattern, sizeof pattern, host.size(), 0, nullptr, nullptr) ==
+                        CL_SUCCESS);
+                // Freed in queue order, after the fill.
+                REQUIRE(clEnqueueSVMFree(q, 1, &svm, nullptr, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+            }};
+        });
+    }
+}
+
+TEST_CASE("[blt-fence] a marker between the copy and the signal: the signal takes the batch's fence only at on",
+          "[blt][blt-fence]") {
+    REQUIRE_BLT_FENCES();
+    {
+        ClEnv warm;
+        CopyPair warm_pair(warm);
+    }
+    const LeakCheck leaks;
+    {
+        ClEnv env;
+        SemFns sem(env);
+        CopyPair pair(env);
+        auto copy_then_signal = [&](bool expect_chain, bool marker_between) {
+            pair.reset();
+            cl_semaphore_khr s = sem.make(env, true);
+            const cl_ulong fence_out = counter(env, CL_STATS_BLT_FENCE_OUT_CLDMABUF);
+            // The batch runs only when the test ticks the engine: the copy's
+            // step is still on when the signal is enqueued (a signal after a
+            // finished copy has nothing to adopt).
+            vgen9().set_manual(1);
+            const uint64_t submitted = vgen9().submitted();
+            REQUIRE(clEnqueueCopyBuffer(env.queue, pair.a.mem, pair.b.mem, 0, 0, N, 0, nullptr, nullptr) ==
+                    CL_SUCCESS);
+            if (marker_between) REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, nullptr) == CL_SUCCESS);
+            REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+            REQUIRE(vgen9().wait_for_submission(submitted, 5000));
+            REQUIRE(vgen9().tick(1) == 1);  // returns once the batch completed
+            vgen9().set_manual(0);
+            REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+            CHECK(pair.copied());
+            int fd = -1;
+            REQUIRE(sem.handle(s, env.device, CL_SEMAPHORE_HANDLE_SYNC_FD_KHR, sizeof fd, &fd, nullptr) ==
+                    CL_SUCCESS);
+            REQUIRE(fd >= 0);
+            CHECK(readable(fd, 5000));
+            CHECK(sync_status(fd) == 1);
+            close(fd);
+            // Adopted before the copy's step ended, so counted by now.
+            CHECK(counter(env, CL_STATS_BLT_FENCE_OUT_CLDMABUF) == fence_out + (expect_chain ? 1 : 0));
+            REQUIRE(sem.release(s) == CL_SUCCESS);
+        };
+        copy_then_signal(chained(), false);
+        copy_then_signal(fences_on(), true);
+    }
+}
+
+// Hidden ([.]): once the application holds an ICD enqueue the layer cannot
+// see, `auto` stays off for the process, so this runs in its own
+// (e2e-sim-blt-fences-lookup).
+TEST_CASE("[blt-fence] after the application looked up an ICD enqueue the layer does not see: not chained at auto",
+          "[.blt-fence-lookup]") {
+    REQUIRE_BLT_FENCES();
+    if (fences_on() || fences_off()) SKIP("CLDMABUF_BLT_SEMAPHORE_FENCES is not auto");
+    {
+        ClEnv warm;
+        CopyPair warm_pair(warm);
+    }
+    const LeakCheck leaks;
+    {
+        ClEnv env;
+        SemFns sem(env);
+        CopyPair pair(env);
+        wait_then_copy(env, sem, pair, true);  // chained so far
+        // PoCL's cl_khr_command_buffer (NEO has it too); any clEnqueue* of the ICD's would do.
+        void *fn = clGetExtensionFunctionAddressForPlatform(env.platform, "clEnqueueCommandBufferKHR");
+        if (!fn) SKIP("the ICD hands out no clEnqueueCommandBufferKHR here");
+        // Nothing between, yet not chained: the application may call it at any time.
+        wait_then_copy(env, sem, pair, false);
+    }
 }

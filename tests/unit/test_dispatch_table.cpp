@@ -17,6 +17,7 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
+#include "layer/enqueue_epoch.hpp"
 #include "layer/registry.hpp"
 
 using namespace cldmabuf;
@@ -43,6 +44,20 @@ const std::vector<Slot> wrapped = {
     SLOT(clEnqueueCopyBuffer), SLOT(clEnqueueCopyBufferRect), SLOT(clEnqueueCopyImage),
     SLOT(clEnqueueCopyImageToBuffer), SLOT(clEnqueueCopyBufferToImage),
     SLOT(clEnqueueMapBuffer), SLOT(clEnqueueMapImage), SLOT(clEnqueueUnmapMemObject),
+};
+// Counted in the enqueue epoch, then the target's (layer/enqueue_passthrough.hpp): with
+// `wrapped`, every clEnqueue* slot that has a function type on Linux.
+const std::vector<Slot> counted = {
+    SLOT(clEnqueueReadImage), SLOT(clEnqueueNDRangeKernel), SLOT(clEnqueueTask), SLOT(clEnqueueNativeKernel),
+    SLOT(clEnqueueMarker), SLOT(clEnqueueWaitForEvents), SLOT(clEnqueueBarrier), SLOT(clEnqueueMigrateMemObjects),
+    SLOT(clEnqueueMarkerWithWaitList), SLOT(clEnqueueBarrierWithWaitList), SLOT(clEnqueueSVMFree),
+    SLOT(clEnqueueSVMMemcpy), SLOT(clEnqueueSVMMemFill), SLOT(clEnqueueSVMMap), SLOT(clEnqueueSVMUnmap),
+    SLOT(clEnqueueSVMMigrateMem),
+};
+// Counted too, unless egl provides them (then egl counts).
+const std::vector<Slot> counted_unless_egl = {
+    SLOT(clEnqueueAcquireGLObjects), SLOT(clEnqueueReleaseGLObjects), SLOT(clEnqueueAcquireEGLObjectsKHR),
+    SLOT(clEnqueueReleaseEGLObjectsKHR),
 };
 // Set even where the target has none: mapped down for a pre-3.0 / pre-2.0 ICD (layer/icd_slots.hpp).
 const std::vector<Slot> provided = {
@@ -74,7 +89,7 @@ std::set<std::string> names(const std::vector<Slot> &list, size_t below = kSlots
 }
 
 std::string name_of(size_t index) {
-    for (const auto *list : {&wrapped, &provided, &egl_wrapped, &egl_provided})
+    for (const auto *list : {&wrapped, &counted, &counted_unless_egl, &provided, &egl_wrapped, &egl_provided})
         for (const Slot &s : *list)
             if (s.index == index) return s.name;
     return "slot #" + std::to_string(index);
@@ -113,8 +128,9 @@ TEST_CASE("dispatch table: exactly the listed slots are replaced, every other on
     const cl_icd_dispatch &layer = *init_dispatch(&target, kSlots);
     REQUIRE(&layer == &ours());
 
-    std::set<std::string> expected = names(wrapped) + names(provided);
+    std::set<std::string> expected = names(wrapped) + names(counted) + names(provided);
     if (egl_on()) expected = expected + names(egl_wrapped) + names(egl_provided);
+    else expected = expected + names(counted_unless_egl);
     CHECK(replaced(target, layer) == expected);
     // What replaced a slot is the layer's, not another slot's target function.
     for (size_t i = 0; i < kSlots; ++i)
@@ -142,14 +158,16 @@ TEST_CASE("dispatch table: a loader built before OpenCL 2.0 gets the 1.x overrid
     const size_t n = offsetof(cl_icd_dispatch, clCreateCommandQueueWithProperties) / sizeof(void *);
     static cl_icd_dispatch target = sentinel_table(n);
     const cl_icd_dispatch &layer = *init_dispatch(&target, static_cast<cl_uint>(n));
-    std::set<std::string> expected = names(wrapped, n) + names(provided);
+    std::set<std::string> expected = names(wrapped, n) + names(counted, n) + names(provided);
     if (egl_on()) expected = expected + names(egl_wrapped, n) + names(egl_provided);
+    else expected = expected + names(counted_unless_egl, n);
     CHECK(replaced(target, layer) == expected);
 }
 
 namespace {
 
 void *CL_API_CALL next_address_for_platform(cl_platform_id, const char *name) {
+    if (!std::strcmp(name, "clEnqueueNotTheLayersKHR")) return sentinel(5);
     return !std::strcmp(name, "clNotTheLayersKHR") ? sentinel(1) : nullptr;
 }
 void *CL_API_CALL next_address(const char *name) {
@@ -185,6 +203,59 @@ TEST_CASE("dispatch table: every extension function the layer hands out resolves
     CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clNotTheLayersKHR") == sentinel(1));
     CHECK(layer.clGetExtensionFunctionAddress("clNotTheLayersKHR") == sentinel(2));
     CHECK(layer_extension_function(nullptr) == nullptr);
+    // None of these was an enqueue the layer cannot see (the layer's own, a
+    // name no one has, a non-enqueue of the ICD's).
+    CHECK(layer.clGetExtensionFunctionAddress("clEnqueueNoSuchThingKHR") == nullptr);
+    CHECK_FALSE(unseen_enqueues());
+    // An ICD enqueue handed out by name: the application calls it past the layer.
+    CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueNotTheLayersKHR") == sentinel(5));
+    CHECK(unseen_enqueues());
+}
+
+TEST_CASE("enqueue epoch: which names handed down are enqueues the layer does not see", "[table]") {
+    CHECK(unseen_enqueue_name("clEnqueueCommandBufferKHR"));
+    CHECK(unseen_enqueue_name("clEnqueueMemcpyINTEL"));
+    CHECK(unseen_enqueue_name("clEnqueueAcquireGLObjects"));  // the ICD's own, by name: past the table
+    // The loaders answer these with their own dispatcher, which calls the layer's slot.
+    CHECK_FALSE(unseen_enqueue_name("clEnqueueAcquireEGLObjectsKHR"));
+    CHECK_FALSE(unseen_enqueue_name("clEnqueueReleaseEGLObjectsKHR"));
+    CHECK_FALSE(unseen_enqueue_name("clCreateCommandBufferKHR"));
+    CHECK_FALSE(unseen_enqueue_name("clEnqueu"));
+    CHECK_FALSE(unseen_enqueue_name(nullptr));
+}
+
+namespace {
+
+int marker_calls = 0;
+cl_int CL_API_CALL target_marker(cl_command_queue, cl_uint, const cl_event *, cl_event *event) {
+    ++marker_calls;
+    if (event) *event = reinterpret_cast<cl_event>(sentinel(6));
+    return CL_INVALID_CONTEXT;  // distinct: the target's answer comes back unchanged
+}
+cl_int CL_API_CALL target_kernel(cl_command_queue, cl_kernel, cl_uint work_dim, const size_t *, const size_t *,
+                                 const size_t *, cl_uint num_events, const cl_event *, cl_event *event) {
+    ++marker_calls;
+    if (event) *event = reinterpret_cast<cl_event>(sentinel(7));
+    return static_cast<cl_int>(work_dim * 100 + num_events);  // the arguments past the sixth arrive too
+}
+
+}  // namespace
+
+TEST_CASE("enqueue epoch: a counted slot moves the epoch once and returns the target's answer", "[table]") {
+    static cl_icd_dispatch target = sentinel_table();
+    target.clEnqueueMarkerWithWaitList = target_marker;
+    target.clEnqueueNDRangeKernel = target_kernel;
+    const cl_icd_dispatch &layer = *init_dispatch(&target, kSlots);
+    marker_calls = 0;
+    cl_event ev = nullptr;
+    const uint64_t before = enqueue_epoch();
+    CHECK(layer.clEnqueueMarkerWithWaitList(nullptr, 0, nullptr, &ev) == CL_INVALID_CONTEXT);
+    CHECK(ev == reinterpret_cast<cl_event>(sentinel(6)));
+    CHECK(enqueue_epoch() == before + 1);
+    CHECK(layer.clEnqueueNDRangeKernel(nullptr, nullptr, 3, nullptr, nullptr, nullptr, 7, nullptr, &ev) == 307);
+    CHECK(ev == reinterpret_cast<cl_event>(sentinel(7)));
+    CHECK(enqueue_epoch() == before + 2);
+    CHECK(marker_calls == 2);
 }
 
 // ---- the slots several features check (layer/entry_chains.cpp) ---------------------------
@@ -249,6 +320,7 @@ TEST_CASE("entry chains: the read-only guard and host-access flags refuse before
     add_import(no_host, Route::copy, true, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS);
 
     target_calls = 0;
+    const uint64_t epoch = enqueue_epoch();
     // Read-only zero-copy import: writes, fills and write maps never reach the target.
     CHECK(layer.clEnqueueWriteBuffer(q, read_only, CL_TRUE, 0, 4, host, 0, nullptr, nullptr) ==
           CL_INVALID_OPERATION);
@@ -263,6 +335,7 @@ TEST_CASE("entry chains: the read-only guard and host-access flags refuse before
     CHECK(layer.clEnqueueMapBuffer(q, no_host, CL_TRUE, CL_MAP_READ, 0, 4, 0, nullptr, nullptr, &err) == nullptr);
     CHECK(err == CL_INVALID_OPERATION);
     CHECK(target_calls == 0);
+    CHECK(enqueue_epoch() == epoch);  // a refused command is no command of the queue
     // A fill of the copy-route import is no host access: the target gets it.
     CHECK(layer.clEnqueueFillBuffer(q, no_host, host, 4, 0, 4, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(target_calls == 1);
@@ -274,6 +347,7 @@ TEST_CASE("entry chains: the read-only guard and host-access flags refuse before
     CHECK(layer.clEnqueueFillBuffer(q, plain, host, 4, 0, 4, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(layer.clEnqueueMapBuffer(q, plain, CL_TRUE, CL_MAP_WRITE, 0, 4, 0, nullptr, nullptr, &err) == sentinel(3));
     CHECK(target_calls == 4);
+    CHECK(enqueue_epoch() == epoch + 5);  // each command that reached the target, counted once
 
     imports().remove(read_only);
     imports().remove(no_host);

@@ -151,6 +151,9 @@ TEST_CASE("settings: a refused variable gets one log line naming it, its source 
         env = "CLDMABUF_MAP_CACHE_MB", value = "99999999999999999999999", accepted = "an integer 0..1048576";
     }
     SECTION("flag") { env = "CLDMABUF_STATS", value = "maybe", accepted = "1, 0, on, off, true, false, yes, no"; }
+    SECTION("the blitter's semaphore chain (auto is the default)") {
+        env = "CLDMABUF_BLT_SEMAPHORE_FENCES", value = "always", accepted = "auto, on, off", in_file = "on";
+    }
     SECTION("the log level itself") {
         env = "CLDMABUF_LOG", value = "loud", accepted = "none, off, error, warn, warning, info, debug";
         in_file = "debug";
