@@ -124,17 +124,24 @@ StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*m
 }
 
 void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction) {
-    if (staged && registered_mapping(import)) staged = false;  // the ICD moved the mapping's own pages
+    if (staged && registered_mapping(import) != nullptr) staged = false;  // the ICD moved the mapping's own pages
     stats().host_bytes_copied += copy_bytes(import);
     direction += copy_bytes(import);
     (staged ? stats().staged_transfers : stats().direct_transfers)++;
 }
 
+// Where a buffer's bytes go from and to: the registration's mapping when
+// the ICD pinned one (layer/handoff/staging.hpp), else the import's own.
+void *buffer_host(const Import &import) {
+    void *registered = registered_mapping(import);
+    return registered ? registered : import.mapping;
+}
+
 cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done) {
     if (!import.is_image)
-        return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, import.mapping, n, waits,
-                                           done);
+        return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, buffer_host(import), n,
+                                           waits, done);
     const size_t origin[3] = {0, 0, 0};
     const HostPixels px = host_pixels(import);
     return next().clEnqueueWriteImage(queue, import.mem, CL_FALSE, origin, import.image.region, px.row_pitch,
@@ -144,8 +151,8 @@ cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, c
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done, cl_bool blocking = CL_FALSE) {
     if (!import.is_image)
-        return next().clEnqueueReadBuffer(queue, import.mem, blocking, 0, import.size, import.mapping, n, waits,
-                                          done);
+        return next().clEnqueueReadBuffer(queue, import.mem, blocking, 0, import.size, buffer_host(import), n,
+                                          waits, done);
     const size_t origin[3] = {0, 0, 0};
     const HostPixels px = host_pixels(import);
     return next().clEnqueueReadImage(queue, import.mem, blocking, origin, import.image.region, px.row_pitch,
@@ -168,7 +175,7 @@ constexpr size_t fast_copy_limit = size_t{1} << 20;
 // a release's Read would, so a large release stays queued).
 bool fast_transfer(const Import &import, bool acquire) {
     if (copy_bytes(import) <= fast_copy_limit) return true;
-    return acquire && !import.is_image && registered_mapping(import);
+    return acquire && !import.is_image && registered_mapping(import) != nullptr;
 }
 
 // No wait list, in-place or fast-transfer copy-route imports (tiled shadows

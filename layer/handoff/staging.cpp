@@ -1,10 +1,12 @@
 #include "layer/handoff/staging.hpp"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -19,6 +21,7 @@
 #include "layer/handoff/parallel_copy.hpp"
 #include "layer/import/buffer.hpp"
 #include "layer/import_state.hpp"
+#include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/settings.hpp"
 #include "layer/stats.hpp"
@@ -127,20 +130,33 @@ bool wanted_for(cl_device_id device) {
 // application's queue at release ran at 3.5 GB/s in the layer (not
 // understood; 46 GB/s from the step's queue in the same device call).  An
 // ICD that refuses the registration leaves the import to pinned staging.
+// The registration has a mapping of the dma-buf of its own (same pages,
+// another address): the import's mapping is unmapped at its teardown, and
+// NVIDIA tracks a registration by address, so a new mapping landing on the
+// old range while the registration is still being released (on the worker:
+// teardown may run in an ICD callback) would meet a stale registration
+// (bench-import's stats child, which imports six sizes in a row, died on
+// NVIDIA when the registration sat on the import's own mapping).  The
+// registration's range is unmapped only after its release.
 struct HeldRegistration {
     cl_mem pin = nullptr;
+    void *map = nullptr;
+    size_t len = 0;
     HeldRegistration() = default;
-    explicit HeldRegistration(cl_mem m) : pin(m) {}
-    HeldRegistration(HeldRegistration &&o) noexcept : pin(o.pin) { o.pin = nullptr; }
+    HeldRegistration(cl_mem m, void *mapping, size_t bytes) : pin(m), map(mapping), len(bytes) {}
+    HeldRegistration(HeldRegistration &&o) noexcept : pin(o.pin), map(o.map), len(o.len) { o.pin = nullptr; }
     HeldRegistration &operator=(HeldRegistration &&o) noexcept {
         std::swap(pin, o.pin);
+        std::swap(map, o.map);
+        std::swap(len, o.len);
         return *this;
     }
     ~HeldRegistration() {
-        // Forgotten at the import's teardown, which may run in an ICD
-        // callback: the worker releases it (before the mapping goes, the
-        // import's teardown orders that; after it, the ICD holds the pages).
-        if (pin) post_to_worker(pin, [m = pin] { next().clReleaseMemObject(m); });
+        if (pin)
+            post_to_worker(pin, [m = pin, a = map, n = len] {
+                next().clReleaseMemObject(m);
+                kernel().munmap(a, n);
+            });
     }
 };
 void forget_registration(const Import &import);
@@ -148,25 +164,34 @@ ImportState<HeldRegistration> registrations(forget_registration);
 void forget_registration(const Import &import) { registrations.forget(import); }
 std::set<cl_device_id> unregistered_devices;  // logged once each
 
-// Whether `import`'s mapping is registered with the ICD (made now if not):
-// true -> its transfers go straight from the mapping.
+// Whether `import`'s dma-buf is registered with the ICD (made now if not):
+// true -> its transfers go straight from the registration's mapping.
 bool registered(const Import &import, cl_device_id device) {
     const StagingChoice choice = staging_choice();
     if (choice != StagingChoice::automatic && choice != StagingChoice::registered) return false;
     if (import.is_image || !import.mapping) return false;
     if (registrations.find(import)) return true;
+    // A read-only import's mappings are read-only (PROT_READ): the device only reads them.
+    const bool read_only = import.flags & CL_MEM_READ_ONLY;
+    void *map = kernel().mmap(nullptr, import.size, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+                              import.fd, 0);
+    if (map == MAP_FAILED) {
+        LOG_INFO("staging: cannot map dma-buf fd %d once more for its registration (%s): pinned staging",
+                 import.fd, std::strerror(errno));
+        return false;
+    }
     cl_int err = CL_SUCCESS;
-    // A read-only import's mapping is read-only (PROT_READ): the device only reads it.
-    const cl_mem_flags access = (import.flags & CL_MEM_READ_ONLY) ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
-    cl_mem pin = next().clCreateBuffer(import.context, access | CL_MEM_USE_HOST_PTR, import.size, import.mapping,
-                                       &err);
+    cl_mem pin = next().clCreateBuffer(import.context, (read_only ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE) |
+                                                           CL_MEM_USE_HOST_PTR,
+                                       import.size, map, &err);
     if (!pin) {
+        kernel().munmap(map, import.size);
         if (unregistered_devices.insert(device).second)
             LOG_INFO("staging: the ICD refused a CL_MEM_USE_HOST_PTR buffer over an import's mapping (error %d): "
                      "copy-route transfers on device %p go through pinned staging", err, static_cast<void *>(device));
         return false;
     }
-    registrations.emplace(import, HeldRegistration(pin));
+    registrations.emplace(import, HeldRegistration(pin, map, import.size));
     return true;
 }
 
@@ -323,11 +348,10 @@ cl_int PinnedStaging::to_dmabuf(const Import &import) {
 cl_int PinnedStaging::direct(const Import &import, bool to_device) {
     const char *what = to_device ? "acquire" : "release";
     cl_event ev = nullptr;
+    void *host = registered_mapping(import);
     const cl_int err =
-        to_device ? next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, 0, import.size, import.mapping, 0,
-                                                nullptr, &ev)
-                  : next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, 0, import.size, import.mapping, 0,
-                                               nullptr, &ev);
+        to_device ? next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, 0, nullptr, &ev)
+                  : next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, 0, nullptr, &ev);
     if (err != CL_SUCCESS) {
         LOG_ERROR("%s: the ICD refused the copy %s the registered mapping (error %d)", what,
                   to_device ? "from" : "into", err);
@@ -339,7 +363,10 @@ cl_int PinnedStaging::direct(const Import &import, bool to_device) {
     return done;
 }
 
-bool registered_mapping(const Import &import) { return registrations.find(import) != nullptr; }
+void *registered_mapping(const Import &import) {
+    const HeldRegistration *held = registrations.find(import);
+    return held ? held->map : nullptr;
+}
 
 cl_int staged_to_device(PinnedStaging &staging, const Import &import) { return staging.to_device(import); }
 cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import) { return staging.to_dmabuf(import); }

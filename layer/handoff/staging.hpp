@@ -52,9 +52,10 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
 // application's queue and before every later one.  CL_SUCCESS or the ICD's
 // error (one log line).
 cl_int staged_to_device(PinnedStaging &staging, const Import &import);
-// Whether the import's mapping is registered (its transfers through the
-// staging go direct from the mapping, counted as direct transfers).
-bool registered_mapping(const Import &import);
+// The registration's own mapping of the import's dma-buf (its pages pinned
+// by the ICD), or nullptr: transfers from and to it go at the ICD's pinned
+// rate (counted as direct transfers).
+void *registered_mapping(const Import &import);
 cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import);
 
 }  // namespace cldmabuf
