@@ -31,6 +31,14 @@ std::shared_ptr<Import> ImportRegistry::remove(cl_mem mem) {
     return import;
 }
 
+void ImportRegistry::remove_if(cl_mem mem, const Import *import) {
+    std::unique_lock lock(mutex_);
+    auto it = map_.find(mem);
+    if (it == map_.end() || it->second.get() != import) return;
+    map_.erase(it);
+    count_.store(map_.size(), std::memory_order_relaxed);
+}
+
 std::shared_ptr<Import> ImportRegistry::find(cl_mem mem, size_t *offset) const {
     if (empty() || !mem) return nullptr;
     std::shared_lock lock(mutex_);

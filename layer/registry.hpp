@@ -89,6 +89,9 @@ struct Import {
     };
     bool is_image = false;
     ImageLayout image;
+    // Set once the import is in the registry: its destructor callback then
+    // tears it down (layer/import/record.cpp).
+    bool registered = false;
 
     // Feature state (the blitter's GEM handle, a tiled image's shadow, the
     // copy route's staging) lives in each feature's side table
@@ -107,6 +110,9 @@ class ImportRegistry {
 public:
     void add(const std::shared_ptr<Import> &import);
     std::shared_ptr<Import> remove(cl_mem mem);
+    // Removes `mem`'s entry only while it is `import` (a handle the ICD
+    // reused for a newer import keeps that one).
+    void remove_if(cl_mem mem, const Import *import);
     // The import behind `mem` (or behind its parent when `mem` is a
     // sub-buffer of an import: `offset` then receives the origin).
     // Map lookups only: no ICD call, so plain buffers on intercepted calls

@@ -87,9 +87,19 @@ void teardown(Import &import) {
 
 // The object is gone.  Without an internal buffer nothing uses the mapping
 // any more; with one, the buffer (released by the image last) tears down.
-void CL_CALLBACK on_import_destroyed(cl_mem mem, void *) {
-    std::shared_ptr<Import> import = imports().remove(mem);
-    if (import && !import->image.internal_buffer) teardown(*import);
+// The callback carries its own import: NVIDIA calls destructor callbacks a
+// while after the object went and may have handed its handle value to a new
+// import meanwhile (the e2e thread test and an image copy test died with
+// SIGSEGV / got CL_INVALID_VALUE there when a late callback, looking the
+// handle up, tore down the newer import under its user).  The registry
+// entry goes only if it is still this import's.  An import whose commit
+// failed (never registered) is torn down by its PendingImport instead.
+void CL_CALLBACK on_import_destroyed(cl_mem mem, void *user_data) {
+    auto *holder = static_cast<std::shared_ptr<Import> *>(user_data);
+    const std::shared_ptr<Import> import = std::move(*holder);
+    delete holder;
+    imports().remove_if(mem, import.get());
+    if (import->registered && !import->image.internal_buffer) teardown(*import);
 }
 
 void CL_CALLBACK on_internal_buffer_destroyed(cl_mem, void *user_data) {
@@ -108,7 +118,11 @@ cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer)
         return CL_OUT_OF_RESOURCES;
     };
     pending->mem = mem;
-    if (next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, nullptr) != CL_SUCCESS) return undo();
+    auto *own = new std::shared_ptr<Import>(pending.shared());
+    if (next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, own) != CL_SUCCESS) {
+        delete own;
+        return undo();
+    }
     if (internal_buffer) {
         // The buffer outlives the image (which holds it); it closes the import.
         auto *holder = new std::shared_ptr<Import>(pending.shared());
@@ -120,6 +134,7 @@ cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer)
         pending->image.internal_buffer = internal_buffer;
         next().clReleaseMemObject(internal_buffer);  // the image keeps it alive
     }
+    pending->registered = true;
     imports().add(pending.shared());
     pending.committed();  // the destructor callbacks close it now
     return CL_SUCCESS;
