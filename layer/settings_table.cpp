@@ -31,9 +31,9 @@ const SettingSpec table[] = {
      "`off` trusts `CL_DEVICE_HOST_UNIFIED_MEMORY` without checking the ICD uses the pages in place; "
      "`fail` (tests) takes every checked device as copying"},
     {"CLDMABUF_STAGING", K::word, "auto|register|pinned|off", 0, 0, "`auto`",
-     "copy route on devices without host-unified memory: `auto` through two pinned 16 MiB slots; `register` "
-     "registers each import's dma-buf with the ICD (a `CL_MEM_USE_HOST_PTR` buffer over a mapping of it, pinned by "
-     "NVIDIA; opt-in, docs/icds.md), on every device; `pinned`: slots on every device; `off`: straight from the mapping"},
+     "copy route on devices without host-unified memory: `auto` registers each import's dma-buf with the ICD (a "
+     "`CL_MEM_USE_HOST_PTR` buffer over a mapping of it, pinned by NVIDIA) else two pinned 16 MiB slots; `register`, "
+     "`pinned`: that way on every device; `off`: straight from the mapping"},
     {"CLDMABUF_COPY_THREADS", K::integer, nullptr, 1, 64, "half the CPUs, 1 to 8",
      "threads for the copy route's CPU copies of 2 MiB and more (layer/handoff/parallel_copy.hpp)"},
     {"CLDMABUF_FENCE_TIMEOUT_MS", K::integer, nullptr, 0, 3600 * 1000 - 1, "`1000`",

@@ -168,10 +168,7 @@ std::set<cl_device_id> unregistered_devices;  // logged once each
 // true -> its transfers go straight from the registration's mapping.
 bool registered(const Import &import, cl_device_id device) {
     const StagingChoice choice = staging_choice();
-    // Only where asked for: on NVIDIA the e2e suite's thread test and
-    // bench-import's stats child died with SIGSEGV with registrations on
-    // (2026-12-04, not yet understood; docs/icds.md), so auto keeps pinned staging.
-    if (choice != StagingChoice::registered) return false;
+    if (choice != StagingChoice::automatic && choice != StagingChoice::registered) return false;
     if (import.is_image || !import.mapping) return false;
     if (registrations.find(import)) return true;
     // A read-only import's mappings are read-only (PROT_READ): the device only reads them.

@@ -16,11 +16,11 @@
 // A registered buffer's acquire takes the fast path at any size
 // (layer/handoff/acquire_release.cpp).
 //
-// CLDMABUF_STAGING=auto (default: pinned staging for devices without
-// host-unified memory, direct for the rest) | register (the registration on
-// every device, else pinned staging: opt-in, see staging.cpp for why not the
-// default) | pinned (pinned staging always) | off (the ICD's Write/ReadBuffer
-// straight from the mapping).  Images always go direct.
+// CLDMABUF_STAGING=auto (default: for devices without host-unified memory
+// the registration, else pinned staging; direct for the rest) | register
+// (the registration on every device, else pinned staging: for testing) |
+// pinned (pinned staging always, no registration) | off (the ICD's
+// Write/ReadBuffer straight from the mapping).  Images always go direct.
 #pragma once
 
 #include <cstdint>

@@ -231,15 +231,14 @@ TEST_CASE("[copy-route] transfers take the staging route CLDMABUF_STAGING names,
     CHECK(m.out == N);
     cl_bool unified = CL_FALSE;
     clGetDeviceInfo(env.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, nullptr);
-    // auto: a device without host-unified memory gets the registration (a
-    // USE_HOST_PTR buffer over the mapping; the transfers then go direct);
-    // register: the same on every device.  Both ICDs here accept it.
+    // register, or auto on a device without host-unified memory: a
+    // USE_HOST_PTR buffer over a mapping of the dma-buf, the transfers then
+    // go direct from it; pinned: the slots.  Both ICDs here accept it.
+    const bool registered = env_is("CLDMABUF_STAGING", "register") ||
+                            (!env_is("CLDMABUF_STAGING", "off") && !env_is("CLDMABUF_STAGING", "pinned") && !unified);
     const bool pinned = env_is("CLDMABUF_STAGING", "pinned");
     std::printf("[copy-route] staging route here: %s\n",
-                pinned ? "pinned"
-                : env_is("CLDMABUF_STAGING", "register") || (!env_is("CLDMABUF_STAGING", "off") && !unified)
-                    ? "direct from the registered mapping"
-                    : "direct");
+                pinned ? "pinned" : registered ? "direct from the registered mapping" : "direct");
     if (pinned) {
         CHECK(m.staged == 2 * N);
         CHECK(m.staged_transfers == 2);
