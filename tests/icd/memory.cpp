@@ -13,10 +13,30 @@ namespace testicd {
 
 void retain_mem(cl_mem mem) { ++mem->refs; }
 
+namespace {
+// late_destructors: callbacks owed by released buffers, and the one released
+// buffer whose handle the next buffer gets (under lock()).
+using Destructors = std::vector<std::pair<void(CL_CALLBACK *)(cl_mem, void *), void *>>;
+std::vector<std::pair<cl_mem, Destructors>> owed_destructors;
+_cl_mem *reusable = nullptr;
+}  // namespace
+
+void run_late_destructors() {
+    std::vector<std::pair<cl_mem, Destructors>> owed;
+    {
+        std::lock_guard guard(lock());
+        owed.swap(owed_destructors);
+    }
+    for (auto &[mem, list] : owed)
+        for (auto it = list.rbegin(); it != list.rend(); ++it) it->first(mem, it->second);
+}
+
 void release_mem(cl_mem mem, Later &later) {
     if (--mem->refs) return;
     later.push_back([mem] {
-        for (auto it = mem->destructors.rbegin(); it != mem->destructors.rend(); ++it) it->first(mem, it->second);
+        const bool late = config().late_destructors;
+        if (!late)
+            for (auto it = mem->destructors.rbegin(); it != mem->destructors.rend(); ++it) it->first(mem, it->second);
         Later more;
         {
             std::lock_guard guard(lock());
@@ -32,7 +52,13 @@ void release_mem(cl_mem mem, Later &later) {
                 more.push_back([ctx] { ctx->disp->clReleaseContext(ctx); });
             }
             count_object(Kind::mem, -1);
-            delete mem;
+            if (late) {
+                owed_destructors.emplace_back(mem, std::move(mem->destructors));
+                delete reusable;
+                reusable = mem;  // the next buffer's handle
+            } else {
+                delete mem;
+            }
         }
         run_later(more);
     });
@@ -41,7 +67,11 @@ void release_mem(cl_mem mem, Later &later) {
 char *mem_bytes(cl_mem mem) { return mem->storage; }
 
 cl_mem new_buffer(cl_context ctx, cl_mem_flags flags, size_t size, char *storage, bool owns) {
-    auto *m = new _cl_mem{};
+    _cl_mem *m = reusable ? reusable : new _cl_mem{};
+    if (reusable) {
+        *m = _cl_mem{};
+        reusable = nullptr;
+    }
     count_object(Kind::mem, +1);
     m->disp = dispatch();
     m->kind = Kind::mem;

@@ -1,5 +1,6 @@
 // The layer on ICDs unlike PoCL, through the real loader (tests/icd/README.md).
 // Each tag runs under the CLDMABUF_TESTICD mode named in tests/meson.build.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -386,4 +387,64 @@ TEST_CASE("a discrete device takes the copy route, and the bytes travel", "[disc
     CHECK(cpu[2000] == 0x55);
     clReleaseMemObject(mem);
     cldmabuf::test::unmap(cpu, 4096);
+}
+
+namespace {
+int open_fd_count() {
+    int n = 0;
+    if (DIR *d = opendir("/proc/self/fd")) {
+        while (readdir(d)) ++n;
+        closedir(d);
+    }
+    return n;
+}
+}  // namespace
+
+// NVIDIA 580 calls a buffer's destructor callbacks a while after the buffer
+// went, and may have handed its handle value to a new buffer meanwhile: the
+// late callback of the first import must tear down the first, never the
+// second that now has its handle (layer/import/record.cpp).  Without the
+// check the second is torn down under its user (its acquire answers
+// CL_INVALID_MEM_OBJECT, on NVIDIA an acquire crashed) and the first's fds stay open.
+TEST_CASE("a late destructor callback tears down its own import, not the newer one on the reused handle",
+          "[late-destructors]") {
+    REQUIRE_DMABUF();
+    Env env;
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    REQUIRE(acquire);
+    REQUIRE(release);
+    auto run_destructors = [&] {
+        REQUIRE(clGetPlatformInfo(env.platform, 0x7E5B, 0, nullptr, nullptr) == CL_SUCCESS);  // testicd.hpp
+    };
+    cl_int err = CL_OUT_OF_RESOURCES;
+    {
+        // What the layer opens once per process (the first import's probes) is not this test's.
+        e2e::Dmabuf warm = e2e::make_dmabuf(4096);
+        cl_mem m = import_dmabuf(env, warm, 4096, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE(clReleaseMemObject(m) == CL_SUCCESS);
+        run_destructors();
+    }
+    const int fds_before = open_fd_count();
+    e2e::Dmabuf a = e2e::make_dmabuf(4096);
+    cl_mem first = import_dmabuf(env, a, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(first) == CL_SUCCESS);  // gone in the ICD, its callback owed
+    e2e::Dmabuf b = e2e::make_dmabuf(4096);
+    cl_mem second = import_dmabuf(env, b, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(second == first);  // the ICD gave the handle value back (the mode's point)
+    run_destructors();          // the first import's callback, now
+    cl_uint route = 99;
+    CHECK(clGetMemObjectInfo(second, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
+          CL_SUCCESS);
+    CHECK(acquire(env.queue, 1, &second, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(release(env.queue, 1, &second, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(second) == CL_SUCCESS);
+    run_destructors();
+    CHECK(open_fd_count() == fds_before);  // both imports' dma-bufs closed, each once
 }

@@ -37,6 +37,10 @@ struct Config {
     bool discrete = false;          // GPU type, CL_DEVICE_HOST_UNIFIED_MEMORY false
     bool profiling = false;         // CL_QUEUE_PROFILING_ENABLE supported
     bool quirk_accept_overlap = false;  // overlapping copies succeed (NVIDIA does this)
+    // Destructor callbacks run only when PLATFORM_TESTICD_RUN_DESTRUCTORS
+    // asks, and the next buffer reuses the released one's handle meanwhile
+    // (NVIDIA 580 calls them late; a handle value comes back).
+    bool late_destructors = false;
     int major = 3, minor = 0;       // version=1.2|2.1|3.0
     bool external_memory() const { return native_opaque_fd || native_dmabuf; }
     bool at_least(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
@@ -56,6 +60,10 @@ constexpr cl_platform_info PLATFORM_TESTICD_LOG_CLEAR = 0x7E58;
 // events (the ICD objects a leak would leave).
 constexpr cl_platform_info PLATFORM_TESTICD_FAIL = 0x7E59;
 constexpr cl_platform_info PLATFORM_TESTICD_FAULT_STATE = 0x7E5A;
+// late_destructors: a control (no value) that runs the destructor callbacks
+// of the buffers released since the last time.
+constexpr cl_platform_info PLATFORM_TESTICD_RUN_DESTRUCTORS = 0x7E5B;
+void run_late_destructors();
 void arm_failure(const std::string &spec);
 bool injected_failure(const char *function);  // true: this call is the one to fail
 void fault_state(cl_ulong out[4]);
