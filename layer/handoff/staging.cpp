@@ -135,9 +135,8 @@ bool wanted_for(cl_device_id device) {
 // NVIDIA tracks a registration by address, so a new mapping landing on the
 // old range while the registration is still being released (on the worker:
 // teardown may run in an ICD callback) would meet a stale registration
-// (bench-import's stats child, which imports six sizes in a row, died on
-// NVIDIA when the registration sat on the import's own mapping).  The
-// registration's range is unmapped only after its release.
+// (bench-import's stats child, which imports six sizes in a row, is the
+// pattern).  The registration's range is unmapped only after its release.
 struct HeldRegistration {
     cl_mem pin = nullptr;
     void *map = nullptr;
@@ -164,13 +163,15 @@ ImportState<HeldRegistration> registrations(forget_registration);
 void forget_registration(const Import &import) { registrations.forget(import); }
 std::set<cl_device_id> unregistered_devices;  // logged once each
 
-// Whether `import`'s dma-buf is registered with the ICD (made now if not):
-// true -> its transfers go straight from the registration's mapping.
-bool registered(const Import &import, cl_device_id device) {
+// Registers `import`'s dma-buf with the ICD on its first copy-route
+// handoff; tried once per import: a refusal is remembered as an empty entry
+// (no mapping), so later handoffs ask neither the kernel nor the ICD again
+// and go through pinned staging.
+void register_once(const Import &import, cl_device_id device) {
     const StagingChoice choice = staging_choice();
-    if (choice != StagingChoice::automatic && choice != StagingChoice::registered) return false;
-    if (import.is_image || !import.mapping) return false;
-    if (registrations.find(import)) return true;
+    if (choice != StagingChoice::automatic && choice != StagingChoice::registered) return;
+    if (import.is_image || !import.mapping) return;
+    if (registrations.find(import)) return;
     // A read-only import's mappings are read-only (PROT_READ): the device only reads them.
     const bool read_only = import.flags & CL_MEM_READ_ONLY;
     void *map = kernel().mmap(nullptr, import.size, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -178,7 +179,8 @@ bool registered(const Import &import, cl_device_id device) {
     if (map == MAP_FAILED) {
         LOG_INFO("staging: cannot map dma-buf fd %d once more for its registration (%s): pinned staging",
                  import.fd, std::strerror(errno));
-        return false;
+        registrations.emplace(import, HeldRegistration());
+        return;
     }
     cl_int err = CL_SUCCESS;
     cl_mem pin = next().clCreateBuffer(import.context, (read_only ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE) |
@@ -189,10 +191,10 @@ bool registered(const Import &import, cl_device_id device) {
         if (unregistered_devices.insert(device).second)
             LOG_INFO("staging: the ICD refused a CL_MEM_USE_HOST_PTR buffer over an import's mapping (error %d): "
                      "copy-route transfers on device %p go through pinned staging", err, static_cast<void *>(device));
-        return false;
+        registrations.emplace(import, HeldRegistration());
+        return;
     }
     registrations.emplace(import, HeldRegistration(pin, map, import.size));
-    return true;
 }
 
 std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id device, std::string *why) {
@@ -232,7 +234,7 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
     std::lock_guard lock(cache_mutex);
     // A registered import still takes the staging's queue (its transfers run
     // in the step), not its slots.
-    registered(import, device);
+    register_once(import, device);
     if (HeldStaging *held = held_staging.find(import); held && held->device == device) return held->staging;
     std::shared_ptr<PinnedStaging> s = cache[{import.context, device}].lock();
     if (!s) {
@@ -290,7 +292,7 @@ void PinnedStaging::drop(cl_event (&ev)[kSlots]) {
 
 cl_int PinnedStaging::to_device(const Import &import) {
     std::lock_guard lock(mutex_);
-    if (registrations.find(import)) return direct(import, true);
+    if (registered_mapping(import)) return direct(import, true);
     const auto *src = static_cast<const uint8_t *>(import.mapping);
     cl_event ev[kSlots] = {};
     size_t i = 0;
@@ -316,7 +318,7 @@ cl_int PinnedStaging::to_device(const Import &import) {
 
 cl_int PinnedStaging::to_dmabuf(const Import &import) {
     std::lock_guard lock(mutex_);
-    if (registrations.find(import)) return direct(import, false);
+    if (registered_mapping(import)) return direct(import, false);
     auto *dst = static_cast<uint8_t *>(import.mapping);
     cl_event ev[kSlots] = {};
     const size_t chunks = (import.size + kChunk - 1) / kChunk;
