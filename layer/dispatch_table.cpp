@@ -217,13 +217,13 @@ void fill_layer_table(cl_icd_dispatch &t) {
 
     // Host reads and writes (layer/entry_chains.cpp: read-only guard, then
     // host-access flags, then the count and the ICD).
-    wrap(t.clEnqueueReadBuffer, chain::read_buffer);
-    wrap(t.clEnqueueReadBufferRect, chain::read_buffer_rect);
-    wrap(t.clEnqueueWriteBuffer, chain::write_buffer);
-    wrap(t.clEnqueueWriteBufferRect, chain::write_buffer_rect);
-    wrap(t.clEnqueueFillBuffer, chain::fill_buffer);
-    wrap(t.clEnqueueWriteImage, chain::write_image);
-    wrap(t.clEnqueueFillImage, chain::fill_image);
+    wrap(t.clEnqueueReadBuffer, checked_enqueue<&D::clEnqueueReadBuffer, chain::read_buffer>);
+    wrap(t.clEnqueueReadBufferRect, checked_enqueue<&D::clEnqueueReadBufferRect, chain::read_buffer_rect>);
+    wrap(t.clEnqueueWriteBuffer, checked_enqueue<&D::clEnqueueWriteBuffer, chain::write_buffer>);
+    wrap(t.clEnqueueWriteBufferRect, checked_enqueue<&D::clEnqueueWriteBufferRect, chain::write_buffer_rect>);
+    wrap(t.clEnqueueFillBuffer, checked_enqueue<&D::clEnqueueFillBuffer, chain::fill_buffer>);
+    wrap(t.clEnqueueWriteImage, checked_enqueue<&D::clEnqueueWriteImage, chain::write_image>);
+    wrap(t.clEnqueueFillImage, checked_enqueue<&D::clEnqueueFillImage, chain::fill_image>);
 
     // Copies (layer/entry_chains.cpp: read-only guard on the destination,
     // then layer/blit/buffer_copy.cpp, image_copy.cpp: the Gen9 blitter, or
@@ -237,8 +237,8 @@ void fill_layer_table(cl_icd_dispatch &t) {
     // Maps (layer/entry_chains.cpp: read-only guard, host-access flags, the
     // count, then layer/handoff/map_sync.cpp: DMA_BUF_IOCTL_SYNC around a
     // zero-copy import's map).
-    wrap(t.clEnqueueMapBuffer, chain::map_buffer);
-    wrap(t.clEnqueueMapImage, chain::map_image);
+    wrap(t.clEnqueueMapBuffer, checked_enqueue<&D::clEnqueueMapBuffer, chain::map_buffer>);
+    wrap(t.clEnqueueMapImage, checked_enqueue<&D::clEnqueueMapImage, chain::map_image>);
     wrap(t.clEnqueueUnmapMemObject, chain::unmap_mem_object);  // then map_sync.cpp: SYNC END after the unmap
 
 #if CLDMABUF_EGL_INTEROP

@@ -6,6 +6,9 @@
 
 #include "layer/cl_compat.h"
 
+// Hidden: layer/enqueue_passthrough.hpp jumps to them by their address
+// relative to the code (a preemptible symbol would need the PLT).
+#pragma GCC visibility push(hidden)
 namespace cldmabuf::chain {
 
 cl_int CL_API_CALL read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size, void *ptr,
@@ -55,3 +58,4 @@ cl_int CL_API_CALL release_external_mem_objects(cl_command_queue q, cl_uint num_
                                                 const cl_event *waits, cl_event *event);
 
 }  // namespace cldmabuf::chain
+#pragma GCC visibility pop

@@ -15,10 +15,12 @@ uint64_t Import::sync_access_flags() const {
     return DMABUF_SYNC_READ | DMABUF_SYNC_WRITE;
 }
 
+std::atomic<size_t> import_registry_detail::live{0};
+
 void ImportRegistry::add(const std::shared_ptr<Import> &import) {
     std::unique_lock lock(mutex_);
     map_[import->mem] = import;
-    count_.store(map_.size(), std::memory_order_relaxed);
+    import_registry_detail::live.store(map_.size(), std::memory_order_relaxed);
 }
 
 std::shared_ptr<Import> ImportRegistry::remove(cl_mem mem) {
@@ -27,7 +29,7 @@ std::shared_ptr<Import> ImportRegistry::remove(cl_mem mem) {
     if (it == map_.end()) return nullptr;
     auto import = std::move(it->second);
     map_.erase(it);
-    count_.store(map_.size(), std::memory_order_relaxed);
+    import_registry_detail::live.store(map_.size(), std::memory_order_relaxed);
     return import;
 }
 
@@ -36,7 +38,7 @@ void ImportRegistry::remove_if(cl_mem mem, const Import *import) {
     auto it = map_.find(mem);
     if (it == map_.end() || it->second.get() != import) return;
     map_.erase(it);
-    count_.store(map_.size(), std::memory_order_relaxed);
+    import_registry_detail::live.store(map_.size(), std::memory_order_relaxed);
 }
 
 std::shared_ptr<Import> ImportRegistry::find(cl_mem mem, size_t *offset) const {

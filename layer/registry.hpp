@@ -106,6 +106,17 @@ struct Import {
     uint64_t sync_access_flags() const;
 };
 
+namespace import_registry_detail {
+// The live imports of the one registry (imports()), hidden so an inline
+// check addresses it relative to the code: one load, no call, no guard.
+extern std::atomic<size_t> live __attribute__((visibility("hidden")));
+}  // namespace import_registry_detail
+
+// No import exists: the pass-through entries (layer/entry_chains.cpp) test
+// this inline before any lookup, so a program that never imports pays one
+// load and one branch on them.
+inline bool no_imports() { return import_registry_detail::live.load(std::memory_order_relaxed) == 0; }
+
 class ImportRegistry {
 public:
     void add(const std::shared_ptr<Import> &import);
@@ -122,8 +133,8 @@ public:
     // dropped by the sub-buffer's destructor callback.
     void add_sub(cl_mem sub, const std::shared_ptr<Import> &parent, size_t origin);
     void remove_sub(cl_mem sub);
-    bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
-    size_t size() const { return count_.load(std::memory_order_relaxed); }
+    bool empty() const { return no_imports(); }
+    size_t size() const { return import_registry_detail::live.load(std::memory_order_relaxed); }
 
 private:
     struct Sub {
@@ -133,7 +144,6 @@ private:
     mutable std::shared_mutex mutex_;
     std::unordered_map<cl_mem, std::shared_ptr<Import>> map_;
     std::unordered_map<cl_mem, Sub> subs_;
-    std::atomic<size_t> count_{0};
 };
 
 ImportRegistry &imports();
