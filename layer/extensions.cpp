@@ -141,7 +141,15 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
                                                             s.staging_fallbacks, live_workers(),
                                                             s.fast_handoffs,    s.queued_handoffs,
                                                             s.blt_fence_in_batches, s.blt_fence_out_batches,
-                                                            s.blt_fence_in_fallbacks};
+                                                            s.blt_fence_in_fallbacks, s.quiet_handoffs};
+        // The array only grows at its end: a caller built with an older
+        // header (13 counters, before quiet_handoffs) gets those it knows.
+        constexpr size_t first_header_bytes = 13 * sizeof(cl_ulong);
+        if (value && size >= first_header_bytes && size < sizeof counters && size % sizeof(cl_ulong) == 0) {
+            std::memcpy(value, counters, size);
+            if (size_ret) *size_ret = sizeof counters;
+            return CL_SUCCESS;
+        }
         return answer(counters, sizeof counters, size, value, size_ret);
     }
     default: return next().clGetPlatformInfo(platform, name, size, value, size_ret);

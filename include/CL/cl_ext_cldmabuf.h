@@ -131,7 +131,8 @@ extern "C" {
 
 /* The layer's process-wide counters (those CLDMABUF_STATS=1 prints), as
  * cl_ulong[CL_STATS_COUNT_CLDMABUF] indexed by the values below; any
- * platform answers.  Tests use them to learn which route the layer took
+ * platform answers.  New counters only ever go at the end, and a smaller
+ * array of at least the first 13 gets the counters it has room for.  Tests use them to learn which route the layer took
  * (the blitter, the copy route's directions and staging) on this ICD. */
 #define CL_PLATFORM_STATS_CLDMABUF 0x10C08
 
@@ -148,7 +149,8 @@ extern "C" {
 #define CL_STATS_BLT_FENCE_IN_CLDMABUF 10      /* blitter batches that waited for a semaphore as FENCE_IN */
 #define CL_STATS_BLT_FENCE_OUT_CLDMABUF 11     /* ... whose FENCE_OUT became a semaphore's signal */
 #define CL_STATS_BLT_FENCE_IN_FALLBACKS_CLDMABUF 12 /* claimed waits the execbuffer refused (host wait) */
-#define CL_STATS_COUNT_CLDMABUF 13
+#define CL_STATS_QUIET_HANDOFFS_CLDMABUF 13   /* ... of the fast ones, on a queue known idle (no marker watched) */
+#define CL_STATS_COUNT_CLDMABUF 14
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

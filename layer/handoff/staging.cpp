@@ -68,10 +68,13 @@ public:
 
     cl_int to_device(const Import &import);
     cl_int to_dmabuf(const Import &import);
+    // A registered import's Read after `after` (an event of the
+    // application's queue), waited for here.
+    cl_int registered_to_dmabuf_after(const Import &import, cl_event after);
 
 private:
     cl_int wait(cl_event *ev, const char *what);
-    cl_int direct(const Import &import, bool to_device);
+    cl_int direct(const Import &import, bool to_device, cl_event after = nullptr);
     void drop(cl_event (&ev)[kSlots]);
     uint8_t *slot(int i) { return host_ + size_t(i) * kChunk; }
 
@@ -346,14 +349,17 @@ cl_int PinnedStaging::to_dmabuf(const Import &import) {
 }
 
 // A registered import: one transfer straight between its (pinned) mapping
-// and its device copy, on this staging's queue, waited for (bounded).
-cl_int PinnedStaging::direct(const Import &import, bool to_device) {
+// and its device copy, on this staging's queue (after `after`, an event of
+// another queue of the context, where given), waited for (bounded).
+cl_int PinnedStaging::direct(const Import &import, bool to_device, cl_event after) {
     const char *what = to_device ? "acquire" : "release";
     cl_event ev = nullptr;
     void *host = registered_mapping(import);
+    const cl_uint n = after ? 1 : 0;
+    const cl_event *waits = after ? &after : nullptr;
     const cl_int err =
-        to_device ? next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, 0, nullptr, &ev)
-                  : next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, 0, nullptr, &ev);
+        to_device ? next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, n, waits, &ev)
+                  : next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, n, waits, &ev);
     if (err != CL_SUCCESS) {
         LOG_ERROR("%s: the ICD refused the copy %s the registered mapping (error %d)", what,
                   to_device ? "from" : "into", err);
@@ -365,6 +371,12 @@ cl_int PinnedStaging::direct(const Import &import, bool to_device) {
     return done;
 }
 
+cl_int PinnedStaging::registered_to_dmabuf_after(const Import &import, cl_event after) {
+    std::lock_guard lock(mutex_);
+    if (!registered_mapping(import)) return CL_INVALID_OPERATION;  // (callers ask registered_mapping first)
+    return direct(import, false, after);
+}
+
 void *registered_mapping(const Import &import) {
     const HeldRegistration *held = registrations.find(import);
     return held ? held->map : nullptr;
@@ -372,5 +384,8 @@ void *registered_mapping(const Import &import) {
 
 cl_int staged_to_device(PinnedStaging &staging, const Import &import) { return staging.to_device(import); }
 cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import) { return staging.to_dmabuf(import); }
+cl_int registered_to_dmabuf_after(PinnedStaging &staging, const Import &import, cl_event after) {
+    return staging.registered_to_dmabuf_after(import, after);
+}
 
 }  // namespace cldmabuf

@@ -57,5 +57,10 @@ cl_int staged_to_device(PinnedStaging &staging, const Import &import);
 // rate (counted as direct transfers).
 void *registered_mapping(const Import &import);
 cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import);
+// A registered import's device copy -> its registered mapping, on the
+// staging's queue after `after` (the release's marker on the application's
+// queue), waited for on the calling thread: the quiet release's transfer
+// (layer/handoff/acquire_release.cpp).
+cl_int registered_to_dmabuf_after(PinnedStaging &staging, const Import &import, cl_event after);
 
 }  // namespace cldmabuf

@@ -67,6 +67,21 @@ int markers_done_within_watch(const ClEnv &env, int n, bool after_one = false) {
     return done;
 }
 
+// A command of the application's that completes before this returns: the
+// queue is idle after it, but not quiet (layer/handoff/quiet_queue.hpp: the
+// enqueue epoch moved since the layer last knew it idle), so the next
+// handoff watches its marker.
+void app_marker_done(const ClEnv &env) {
+    cl_event m = nullptr;
+    REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &m) == CL_SUCCESS);
+    REQUIRE(clWaitForEvents(1, &m) == CL_SUCCESS);
+    clReleaseEvent(m);
+}
+
+cl_ulong quiet_since(const LayerStats &before, cl_platform_id platform) {
+    return layer_stats(platform)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] - before[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
+}
+
 // In-place imports and copy-route imports up to 1 MiB take the fast path
 // (a copy route's Write and Read then go to the ICD at once).
 constexpr size_t kFastCopyLimit = size_t{1} << 20;
@@ -82,6 +97,9 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
     const LayerStats before = layer_stats(env.platform);
     int fast_acquires = 0, fast_releases = 0;
     for (int i = 0; i < 50; ++i) {
+        // Idle but not quiet before each command: the handoffs watch their
+        // markers (the quiet queue's shortcut has its own case below).
+        app_marker_done(env);
         LayerStats s = layer_stats(env.platform);
         cl_event acq = nullptr, rel = nullptr;
         REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
@@ -95,6 +113,7 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
         // On the copy route the acquire left the ICD's Write in the queue:
         // the release has nothing to wait for once it is done.
         if (!layer_imports_in_place()) REQUIRE(clWaitForEvents(1, &acq) == CL_SUCCESS);
+        app_marker_done(env);
         s = layer_stats(env.platform);
         REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, &rel) == CL_SUCCESS);
         if (paths_since(s, env.platform).fast == 1) {
@@ -110,6 +129,7 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
     }
     const PathCounts all = paths_since(before, env.platform);
     CHECK(all.fast + all.queued == 100);  // one count per command, whatever the path
+    CHECK(quiet_since(before, env.platform) == 0);  // an application command came before each
     // Where the ICD completes markers within the watch the fast path must be
     // taken; under emulation it need not (the layer then rightly queues).
     const int quick = markers_done_within_watch(env, 20);
@@ -126,6 +146,106 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
         WARN(quick << " of 20 markers on an idle queue and " << quick_after << " of 20 right after another "
              "complete within the fast path's 50 us watch here (emulation?): " << fast_acquires << " acquires and "
              << fast_releases << " releases took it; asserted only where 10 or more did");
+}
+
+TEST_CASE("after clFinish, acquire and release on the quiet queue take the fast path without a watch",
+          "[handoff]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    DmabufView view(b.buf);
+    const LayerStats before = layer_stats(env.platform);
+    for (int i = 0; i < 50; ++i) {
+        view.fill_words(0x5100 + i);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);  // the queue is idle, and the layer knows it
+        cl_event acq = nullptr, rel = nullptr;
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, &rel) == CL_SUCCESS);
+        // The events are the markers, left to the ICD (not watched): they
+        // complete with the queue.
+        CHECK(type_of(acq) == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
+        CHECK(type_of(rel) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(status_of(acq) == CL_COMPLETE);
+        CHECK(status_of(rel) == CL_COMPLETE);
+        clReleaseEvent(acq);
+        clReleaseEvent(rel);
+    }
+    // Deterministic on every ICD: nothing is asked of a marker's timing.
+    const PathCounts all = paths_since(before, env.platform);
+    CHECK(all.fast == 100);
+    CHECK(all.queued == 0);
+    CHECK(quiet_since(before, env.platform) == 100);
+    // The bytes went nowhere (the copy route's blocking Read on release
+    // follows its acquire's Write in queue order).
+    CHECK(view.has_words(0x5100 + 49));
+}
+
+TEST_CASE("an application command between acquire and release ends the quiet: the release waits for it",
+          "[handoff]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    cl_int err = CL_SUCCESS;
+    cl_event user = clCreateUserEvent(env.context, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const LayerStats before = layer_stats(env.platform);
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet_since(before, env.platform) == 1);
+    cl_event blocker = nullptr;  // the device's work on the object, not finished yet
+    REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &user, &blocker) == CL_SUCCESS);
+    cl_event rel = nullptr;
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, &rel) == CL_SUCCESS);
+    const PathCounts p = paths_since(before, env.platform);
+    CHECK(quiet_since(before, env.platform) == 1);  // the release was not quiet
+    CHECK(p.fast == 1);
+    CHECK(p.queued == 1);  // it waits in the queue
+    CHECK(status_of(rel) > CL_COMPLETE);
+    REQUIRE(clSetUserEventStatus(user, CL_COMPLETE) == CL_SUCCESS);
+    REQUIRE(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    CHECK(status_of(blocker) == CL_COMPLETE);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    clReleaseEvent(rel);
+    clReleaseEvent(blocker);
+    clReleaseEvent(user);
+}
+
+TEST_CASE("the quiet queue is one queue: clFinish on another, or a command on another, ends it", "[handoff]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    cl_int err = CL_SUCCESS;
+    cl_command_queue other = clCreateCommandQueueWithProperties(env.context, env.device, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_event user = clCreateUserEvent(env.context, &err);
+    REQUIRE(err == CL_SUCCESS);
+    // 1. The queue holds a command that cannot finish; clFinish of another
+    //    queue says nothing of it: the acquire watches, and queues.
+    cl_event blocker = nullptr;
+    REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &user, &blocker) == CL_SUCCESS);
+    REQUIRE(clFinish(other) == CL_SUCCESS);
+    LayerStats before = layer_stats(env.platform);
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet_since(before, env.platform) == 0);
+    CHECK(paths_since(before, env.platform).fast == (layer_imports_in_place() ? 0u : 1u));  // copy route: unwatched
+    REQUIRE(clSetUserEventStatus(user, CL_COMPLETE) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    // 2. A command on another queue after the clFinish ends the quiet (the
+    //    epoch is the process's): the acquire is not quiet.
+    cl_event elsewhere = nullptr;
+    REQUIRE(clEnqueueMarkerWithWaitList(other, 0, nullptr, &elsewhere) == CL_SUCCESS);
+    before = layer_stats(env.platform);
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet_since(before, env.platform) == 0);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    REQUIRE(clFinish(other) == CL_SUCCESS);
+    clReleaseEvent(elsewhere);
+    clReleaseEvent(blocker);
+    clReleaseEvent(user);
+    clReleaseCommandQueue(other);
 }
 
 TEST_CASE("a wait list sends acquire and release through the queue, which honours it", "[handoff]") {
@@ -298,5 +418,48 @@ TEST_CASE("a copy-route import above 1 MiB queues its releases (and its acquires
         bool same = true;
         for (size_t i = 0; i < seen.size() && same; ++i) same = seen[i] == uint32_t(0x5000 + 0x100000 * round + i);
         CHECK(same);
+    }
+}
+
+TEST_CASE("on the quiet queue a registered import's release above 1 MiB is done at once, its bytes written back",
+          "[handoff]") {
+    REQUIRE_DMABUF();
+    if (layer_imports_in_place()) SKIP("imports take the zero-copy route here (CLDMABUF_IMPORT=copy forces the copy route)");
+    cl_bool unified = CL_FALSE;
+    ClEnv env;
+    clGetDeviceInfo(env.device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, nullptr);
+    const bool registered = env_is("CLDMABUF_STAGING", "register") ||
+                            (!env_is("CLDMABUF_STAGING", "off") && !env_is("CLDMABUF_STAGING", "pinned") && !unified);
+    if (!registered) SKIP("the import's mapping is not registered here (CLDMABUF_STAGING=register registers it)");
+    const size_t size = kFastCopyLimit + 4096;
+    ImportedBuffer b(env, size);
+    DmabufView view(b.buf);
+    // The first (queued) acquire registers the mapping.
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    for (int round = 0; round < 3; ++round) {
+        view.fill_words(0x6000 + 0x100000 * round);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        const LayerStats before = layer_stats(env.platform);
+        REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        // The device's work: new bytes in the device copy, then the queue idle again.
+        std::vector<uint32_t> words(size / 4);
+        for (size_t i = 0; i < words.size(); ++i) words[i] = uint32_t(0x7000 + 0x100000 * round + i);
+        REQUIRE(clEnqueueWriteBuffer(env.queue, b.mem, CL_TRUE, 0, size, words.data(), 0, nullptr, nullptr) ==
+                CL_SUCCESS);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        cl_event rel = nullptr;
+        REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, &rel) == CL_SUCCESS);
+        const PathCounts p = paths_since(before, env.platform);
+        CHECK(p.fast == 2);
+        CHECK(p.queued == 0);
+        CHECK(quiet_since(before, env.platform) == 2);
+        // Done when the call returned: the dma-buf holds the device's bytes.
+        CHECK(view.has_words(0x7000 + 0x100000 * round));
+        CHECK(type_of(rel) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(status_of(rel) == CL_COMPLETE);
+        clReleaseEvent(rel);
     }
 }
