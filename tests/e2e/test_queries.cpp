@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
+
+#include "CL/cl_ext_cldmabuf.h"
 
 #include "cl_fixture.hpp"
 
@@ -106,4 +109,26 @@ TEST_CASE("calls the layer does not touch behave as without it") {
     CHECK(std::memcmp(data, back, 64) == 0);
     clReleaseMemObject(plain);
     clReleaseMemObject(with_props);
+}
+
+TEST_CASE("the layer's counters: the whole array, a caller's older 13-counter array, too small refused") {
+    ClEnv env;
+    size_t bytes = 0;
+    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, 0, nullptr, &bytes) == CL_SUCCESS);
+    CHECK(bytes == CL_STATS_COUNT_CLDMABUF * sizeof(cl_ulong));
+    std::vector<cl_ulong> all(CL_STATS_COUNT_CLDMABUF, ~cl_ulong{0});
+    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, bytes, all.data(), nullptr) == CL_SUCCESS);
+    // Built against the header before quiet_handoffs: 13 counters, the same first 13.
+    std::vector<cl_ulong> older(14, 0xabab);
+    size_t ret = 0;
+    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, 13 * sizeof(cl_ulong), older.data(), &ret) ==
+            CL_SUCCESS);
+    CHECK(ret == bytes);
+    CHECK(older[13] == 0xabab);  // nothing written past the caller's array
+    CHECK(older[CL_STATS_BLT_COPIES_CLDMABUF] == all[CL_STATS_BLT_COPIES_CLDMABUF]);  // nothing ran between
+    CHECK(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, 12 * sizeof(cl_ulong), older.data(), nullptr) ==
+          CL_INVALID_VALUE);
+    CHECK(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, bytes + 4, all.data(), nullptr) == CL_SUCCESS);
+    CHECK(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, 13 * sizeof(cl_ulong) + 4, older.data(),
+                            nullptr) == CL_INVALID_VALUE);
 }
