@@ -159,6 +159,7 @@ int main(int argc, char **argv) {
         }
         const cl_ulong fast = after[CL_STATS_FAST_HANDOFFS_CLDMABUF] - before[CL_STATS_FAST_HANDOFFS_CLDMABUF];
         const cl_ulong queued = after[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF];
+        const cl_ulong quiet = after[CL_STATS_QUIET_HANDOFFS_CLDMABUF] - before[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
         if (csv) {
             FILE *f = std::fopen(csv, "w");
             if (!f) throw std::runtime_error(std::string("cannot write ") + csv);
@@ -174,6 +175,9 @@ int main(int argc, char **argv) {
                     fl_shape.dev ? " + the ICD's Write and Read of the bytes: copy route" : "");
         std::printf("VALUE handoff_us = %.2f (acquire + release + clFinish)\n", h);
         std::printf("VALUE handoff_fast_path = %llu of %llu commands\n", static_cast<unsigned long long>(fast),
+                    static_cast<unsigned long long>(fast + queued));
+        // Of those, on the quiet queue (layer/handoff/quiet_queue.hpp: no marker watched).
+        std::printf("VALUE handoff_quiet = %llu of %llu commands\n", static_cast<unsigned long long>(quiet),
                     static_cast<unsigned long long>(fast + queued));
         std::printf("RATIO handoff/floor = %.2f (target <= 1.2) %s\n", ratio, ratio <= 1.2 ? "met" : "MISS");
     } catch (const std::exception &e) {
