@@ -33,6 +33,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/entry_chains.hpp"
+#include "layer/counted_extensions.hpp"
 #include "layer/enqueue_epoch.hpp"
 #include "layer/enqueue_passthrough.hpp"
 #include "layer/events.hpp"
@@ -117,10 +118,14 @@ void *semaphore_function(const char *name) {
     return name ? find(semaphore_functions, std::size(semaphore_functions), name) : nullptr;
 }
 
-// An enqueue handed to the application from below the layer is called
-// without passing through it: the enqueue epoch cannot count it.
+// An enqueue handed to the application from below the layer would be called
+// without passing through it: it goes out behind a counting trampoline
+// (layer/counted_extensions.hpp), or, where none is left, the enqueue epoch
+// cannot count it.
 void *handed_down(const char *name, void *fn) {
-    if (fn && unseen_enqueue_name(name)) note_unseen_enqueue(name);
+    if (!fn || !unseen_enqueue_name(name)) return fn;
+    if (void *counted = counted_extension(name, fn)) return counted;
+    note_unseen_enqueue(name);
     return fn;
 }
 

@@ -18,6 +18,7 @@
 #include "dmabuf_view.hpp"
 #include "event_info.hpp"
 #include "imported_buffer.hpp"
+#include "layer/sync/semaphore_compat.h"  // the semaphore names older CL headers lack
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
@@ -462,4 +463,40 @@ TEST_CASE("on the quiet queue a registered import's release above 1 MiB is done 
         CHECK(status_of(rel) == CL_COMPLETE);
         clReleaseEvent(rel);
     }
+}
+
+// Whichever cl_khr_semaphore serves the platform (NVIDIA's own, handed out
+// behind the layer's counting trampolines, layer/counted_extensions.hpp; the
+// layer's own elsewhere): looking its enqueues up leaves the quiet queue
+// working, and a signal enqueued between clFinish and the acquire ends it.
+TEST_CASE("the platform's semaphore enqueues are counted: looked up they keep the quiet, enqueued they end it",
+          "[handoff][semaphore]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    auto get = [&](const char *n) { return clGetExtensionFunctionAddressForPlatform(env.platform, n); };
+    auto create = reinterpret_cast<clCreateSemaphoreWithPropertiesKHR_fn>(get("clCreateSemaphoreWithPropertiesKHR"));
+    auto signal = reinterpret_cast<clEnqueueSignalSemaphoresKHR_fn>(get("clEnqueueSignalSemaphoresKHR"));
+    auto wait = reinterpret_cast<clEnqueueWaitSemaphoresKHR_fn>(get("clEnqueueWaitSemaphoresKHR"));
+    auto release_sema = reinterpret_cast<clReleaseSemaphoreKHR_fn>(get("clReleaseSemaphoreKHR"));
+    if (!create || !signal || !wait || !release_sema) SKIP("no cl_khr_semaphore on this platform");
+    ImportedBuffer b(env, 65536);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    LayerStats before = layer_stats(env.platform);
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet_since(before, env.platform) == 2);
+    const cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR, 0};
+    cl_int err = CL_INVALID_VALUE;
+    cl_semaphore_khr s = create(env.context, props, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    REQUIRE(signal(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    before = layer_stats(env.platform);
+    REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet_since(before, env.platform) == 0);  // the signal came between
+    REQUIRE(wait(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet_since(before, env.platform) == 0);  // and the wait
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(release_sema(s) == CL_SUCCESS);
 }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -17,6 +18,7 @@
 
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
+#include "layer/counted_extensions.hpp"
 #include "layer/enqueue_epoch.hpp"
 #include "layer/registry.hpp"
 
@@ -168,6 +170,8 @@ namespace {
 
 void *CL_API_CALL next_address_for_platform(cl_platform_id, const char *name) {
     if (!std::strcmp(name, "clEnqueueNotTheLayersKHR")) return sentinel(5);
+    // clEnqueueFake<N>KHR: distinct ICD enqueues, to fill the trampoline pool.
+    if (unsigned n = 0; std::sscanf(name, "clEnqueueFake%uKHR", &n) == 1) return sentinel(100 + n);
     return !std::strcmp(name, "clNotTheLayersKHR") ? sentinel(1) : nullptr;
 }
 void *CL_API_CALL next_address(const char *name) {
@@ -207,8 +211,29 @@ TEST_CASE("dispatch table: every extension function the layer hands out resolves
     // name no one has, a non-enqueue of the ICD's).
     CHECK(layer.clGetExtensionFunctionAddress("clEnqueueNoSuchThingKHR") == nullptr);
     CHECK_FALSE(unseen_enqueues());
-    // An ICD enqueue handed out by name: the application calls it past the layer.
-    CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueNotTheLayersKHR") == sentinel(5));
+    // An ICD enqueue handed out by name: behind a counting trampoline
+    // (layer/counted_extensions.hpp; calling one: unit-tests), the same one
+    // for the same function asked again.
+    const int capacity = counted_extension_capacity();
+    void *counted = layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueNotTheLayersKHR");
+    if (capacity == 0) {  // TSan or not x86-64: no trampolines, the ICD's as it is
+        CHECK(counted == sentinel(5));
+        CHECK(unseen_enqueues());
+        return;
+    }
+    CHECK(counted != nullptr);
+    CHECK(counted != sentinel(5));
+    CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueNotTheLayersKHR") == counted);
+    CHECK_FALSE(unseen_enqueues());
+    // Once the pool is spent the ICD's function goes out as it is, and the
+    // application calls it past the layer.
+    for (int n = 0; n + 1 < capacity; ++n) {
+        const std::string name = "clEnqueueFake" + std::to_string(n) + "KHR";
+        void *fn = layer.clGetExtensionFunctionAddressForPlatform(nullptr, name.c_str());
+        CHECK(fn != sentinel(100 + n));
+    }
+    CHECK_FALSE(unseen_enqueues());
+    CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueFake99KHR") == sentinel(199));
     CHECK(unseen_enqueues());
 }
 

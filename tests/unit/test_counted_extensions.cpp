@@ -1,0 +1,55 @@
+// The counting trampolines for the ICD's enqueues handed out by name
+// (layer/counted_extensions.hpp), called without an ICD: each call moves
+// the enqueue epoch once and reaches the target with every argument, the
+// stack ones past the sixth included, and its answer comes back.
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdint>
+
+#include "layer/counted_extensions.hpp"
+#include "layer/enqueue_epoch.hpp"
+
+using namespace cldmabuf;
+
+namespace {
+
+int calls = 0;
+// Nine arguments, as clEnqueueNDRangeKernel has: three on the stack.
+int64_t nine(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g, int64_t h,
+                         int64_t i) {
+    ++calls;
+    return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h + 9 * i;
+}
+double floats(double x, float y, int z) { return x * y + z; }
+
+}  // namespace
+
+TEST_CASE("a counting trampoline counts once and forwards every argument and the answer") {
+    if (counted_extension_capacity() == 0) SKIP("no trampolines in this build (TSan, or not x86-64)");
+    auto *f = reinterpret_cast<decltype(&nine)>(counted_extension("clEnqueueNineKHR", reinterpret_cast<void *>(&nine)));
+    REQUIRE(f != nullptr);
+    CHECK(reinterpret_cast<void *>(f) != reinterpret_cast<void *>(&nine));
+    const uint64_t before = enqueue_epoch();
+    CHECK(f(1, 2, 3, 4, 5, 6, 7, 8, 9) == 1 + 4 + 9 + 16 + 25 + 36 + 49 + 64 + 81);
+    CHECK(f(9, 8, 7, 6, 5, 4, 3, 2, 1) == 9 + 16 + 21 + 24 + 25 + 24 + 21 + 16 + 9);
+    CHECK(enqueue_epoch() == before + 2);
+    CHECK(calls == 2);
+    // Floating-point registers pass through as well.
+    auto *g = reinterpret_cast<decltype(&floats)>(counted_extension("clEnqueueFloatsKHR", reinterpret_cast<void *>(&floats)));
+    REQUIRE(g != nullptr);
+    CHECK(g(1.5, 2.0f, 3) == 6.0);
+    CHECK(enqueue_epoch() == before + 3);
+    // The same function again, under any name: the same trampoline.
+    CHECK(counted_extension("clEnqueueOtherNameKHR", reinterpret_cast<void *>(&nine)) == reinterpret_cast<void *>(f));
+    CHECK(counted_extension("clEnqueueNullKHR", nullptr) == nullptr);
+}
+
+TEST_CASE("the trampoline pool is bounded: past it, nothing (the caller hands out the ICD's function)") {
+    const int capacity = counted_extension_capacity();
+    int handed = 0;
+    for (uintptr_t i = 1; i <= uintptr_t(capacity) + 4; ++i)
+        handed += counted_extension("clEnqueueManyKHR", reinterpret_cast<void *>(0x7f0000 + 16 * i)) != nullptr;
+    // Two went to the case above where it ran first (Catch2 runs them in order).
+    CHECK(handed <= capacity);
+    CHECK(counted_extension("clEnqueueOneMoreKHR", reinterpret_cast<void *>(0x7e0000)) == nullptr);
+}
