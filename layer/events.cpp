@@ -11,6 +11,7 @@
 #include "layer/enqueue_epoch.hpp"
 #include "layer/failed_events.hpp"
 #include "layer/handoff/quiet_queue.hpp"
+#include "layer/queue_identity.hpp"
 #include "layer/registry.hpp"
 #include "layer/worker.hpp"
 
@@ -139,6 +140,7 @@ cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context con
                                                                   const cl_queue_properties *properties,
                                                                   cl_int *errcode_ret) {
     cl_command_queue queue = next().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    if (queue) forget_queue_identity(queue);
     if (queue && any_queue_failure()) forget_queue(queue);
     return queue;
 }
@@ -146,11 +148,13 @@ cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context con
 cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_id device,
                                                   cl_command_queue_properties properties, cl_int *errcode_ret) {
     cl_command_queue queue = next().clCreateCommandQueue(context, device, properties, errcode_ret);
+    if (queue) forget_queue_identity(queue);
     if (queue && any_queue_failure()) forget_queue(queue);
     return queue;
 }
 
 cl_int CL_API_CALL release_command_queue(cl_command_queue queue) {
+    forget_queue_identity(queue);  // the handle may be reused by the ICD after this
     if (any_queue_failure()) {
         cl_uint refs = 0;
         if (next().clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==

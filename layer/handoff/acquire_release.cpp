@@ -62,6 +62,7 @@
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
+#include "layer/queue_identity.hpp"
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
 #include "layer/handoff/staging.hpp"
@@ -79,10 +80,7 @@ cl_int collect(cl_command_queue queue, cl_uint n, const cl_mem *mems, ImportList
     }
     cl_context queue_context = nullptr;
     cl_device_id queue_device = nullptr;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queue_context, &queue_context, nullptr) !=
-            CL_SUCCESS ||
-        next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof queue_device, &queue_device, nullptr) !=
-            CL_SUCCESS) {
+    if (queue_context_and_device(queue, &queue_context, &queue_device) != CL_SUCCESS) {
         LOG_ERROR("%s: invalid command queue", what);
         return CL_INVALID_COMMAND_QUEUE;
     }

@@ -500,3 +500,33 @@ TEST_CASE("the platform's semaphore enqueues are counted: looked up they keep th
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     CHECK(release_sema(s) == CL_SUCCESS);
 }
+
+// The handoff remembers the last queue's context and device
+// (layer/queue_identity.hpp): a released queue's handle, which the ICD may
+// give to the next queue, must not keep its old answers.
+TEST_CASE("a queue released and another created in a second context: the handoff asks the new queue",
+          "[handoff]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    ImportedBuffer b(env, 65536);
+    cl_int err = CL_SUCCESS;
+    cl_context other = clCreateContext(nullptr, 1, &env.device, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    int reused = 0;
+    for (int round = 0; round < 8; ++round) {
+        cl_command_queue q = clCreateCommandQueueWithProperties(env.context, env.device, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE(env.acquire(q, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);  // remembered: env.context
+        REQUIRE(env.release(q, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clFinish(q) == CL_SUCCESS);
+        REQUIRE(clReleaseCommandQueue(q) == CL_SUCCESS);
+        cl_command_queue q2 = clCreateCommandQueueWithProperties(other, env.device, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        reused += q2 == q;
+        CHECK(env.acquire(q2, 1, &b.mem, 0, nullptr, nullptr) == CL_INVALID_CONTEXT);
+        CHECK(env.release(q2, 1, &b.mem, 0, nullptr, nullptr) == CL_INVALID_CONTEXT);
+        REQUIRE(clReleaseCommandQueue(q2) == CL_SUCCESS);
+    }
+    if (!reused) WARN("the ICD never gave the released handle to the next queue here (the case still checks answers)");
+    clReleaseContext(other);
+}
