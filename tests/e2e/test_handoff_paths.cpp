@@ -79,6 +79,18 @@ void app_marker_done(const ClEnv &env) {
     clReleaseEvent(m);
 }
 
+// Both handoff events carry their _KHR types and are complete once the
+// queue is finished; then they are released.
+void finish_and_check_events(const ClEnv &env, cl_event acq, cl_event rel) {
+    CHECK(type_of(acq) == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
+    CHECK(type_of(rel) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(status_of(acq) == CL_COMPLETE);
+    CHECK(status_of(rel) == CL_COMPLETE);
+    clReleaseEvent(acq);
+    clReleaseEvent(rel);
+}
+
 cl_ulong quiet_since(const LayerStats &before, cl_platform_id platform) {
     return layer_stats(platform)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] - before[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
 }
@@ -121,12 +133,7 @@ TEST_CASE("acquire and release with nothing to wait for take the fast path, with
             ++fast_releases;
             CHECK(status_of(rel) == CL_COMPLETE);
         }
-        CHECK(type_of(rel) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
-        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-        CHECK(status_of(acq) == CL_COMPLETE);
-        CHECK(status_of(rel) == CL_COMPLETE);
-        clReleaseEvent(acq);
-        clReleaseEvent(rel);
+        finish_and_check_events(env, acq, rel);
     }
     const PathCounts all = paths_since(before, env.platform);
     CHECK(all.fast + all.queued == 100);  // one count per command, whatever the path
@@ -164,13 +171,7 @@ TEST_CASE("after clFinish, acquire and release on the quiet queue take the fast 
         REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, &rel) == CL_SUCCESS);
         // The events are the markers, left to the ICD (not watched): they
         // complete with the queue.
-        CHECK(type_of(acq) == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
-        CHECK(type_of(rel) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
-        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-        CHECK(status_of(acq) == CL_COMPLETE);
-        CHECK(status_of(rel) == CL_COMPLETE);
-        clReleaseEvent(acq);
-        clReleaseEvent(rel);
+        finish_and_check_events(env, acq, rel);
     }
     // Deterministic on every ICD: nothing is asked of a marker's timing.
     const PathCounts all = paths_since(before, env.platform);
