@@ -33,10 +33,7 @@ cl_int check_buffer_request(const ImportProperties &props, const std::vector<cl_
         *why = bad;
         return CL_INVALID_PROPERTY;
     }
-    if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) {
-        *why = "CL_MEM_USE/ALLOC/COPY_HOST_PTR cannot be combined with an external memory handle";
-        return CL_INVALID_VALUE;
-    }
+    if (cl_int err = check_import_flags(flags, why); err != CL_SUCCESS) return err;
     if (host_ptr) {
         *why = "host_ptr must be NULL for an import";
         return CL_INVALID_HOST_PTR;

@@ -85,9 +85,7 @@ cl_int check_image_request(cl_context context, const cl_mem_properties *properti
         return err;
     };
     if (std::string bad = check_dmabuf_fd(props.fd); !bad.empty()) return refuse_with(CL_INVALID_PROPERTY, bad);
-    if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
-        return refuse_with(CL_INVALID_VALUE,
-                           "CL_MEM_USE/ALLOC/COPY_HOST_PTR cannot be combined with an external memory handle");
+    if (std::string bad; check_import_flags(flags, &bad) != CL_SUCCESS) return refuse_with(CL_INVALID_VALUE, bad);
     if (host_ptr) return refuse_with(CL_INVALID_HOST_PTR, "host_ptr must be NULL for an import");
     if (!format) return refuse_with(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
     if (!desc) return refuse_with(CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");

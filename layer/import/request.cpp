@@ -166,4 +166,21 @@ cl_int check_device_list(const ImportProperties &props, const std::vector<cl_dev
     return CL_SUCCESS;
 }
 
+cl_int check_import_flags(cl_mem_flags flags, std::string *why) {
+    auto more_than_one = [](cl_mem_flags bits) { return (bits & (bits - 1)) != 0; };
+    if (more_than_one(flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY))) {
+        *why = "flags combine more than one of CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY and CL_MEM_READ_ONLY";
+        return CL_INVALID_VALUE;
+    }
+    if (more_than_one(flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))) {
+        *why = "flags combine more than one of CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY and CL_MEM_HOST_NO_ACCESS";
+        return CL_INVALID_VALUE;
+    }
+    if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) {
+        *why = "CL_MEM_USE/ALLOC/COPY_HOST_PTR cannot be combined with an external memory handle";
+        return CL_INVALID_VALUE;
+    }
+    return CL_SUCCESS;
+}
+
 }  // namespace cldmabuf

@@ -89,4 +89,15 @@ bool uses_layer_properties(const cl_mem_properties *props);
 cl_int check_device_list(const ImportProperties &props, const std::vector<cl_device_id> &context_devices,
                          std::string *why);
 
+// The Memory Flags table's exclusions, for an import's flags: at most one of
+// CL_MEM_READ_WRITE / WRITE_ONLY / READ_ONLY, at most one of
+// CL_MEM_HOST_WRITE_ONLY / HOST_READ_ONLY / HOST_NO_ACCESS, and none of
+// USE/ALLOC/COPY_HOST_PTR (an import's storage is the dma-buf).  The layer
+// asks this itself: the ICD sees other flags than the application gave (the
+// layer adds USE_HOST_PTR or COPY_HOST_PTR, and on the copy route drops the
+// host-access flags), and a lenient ICD would accept the rest (the test
+// ICD's default mode did: spec C12).  Bits the table does not name are left
+// to the ICD (vendor flags).  CL_SUCCESS, or CL_INVALID_VALUE with the reason.
+cl_int check_import_flags(cl_mem_flags flags, std::string *why);
+
 }  // namespace cldmabuf

@@ -454,6 +454,20 @@ cl_int CL_API_CALL enqueue_barrier_with_wait_list(cl_command_queue q, cl_uint n,
     return submit(q, CL_COMMAND_BARRIER, n, waits, event, false, {}, [] { return CL_SUCCESS; });
 }
 
+// The storage is host memory in every mode: a migration moves nothing, but
+// it is a command of the queue (with its event), and its objects are checked.
+cl_int CL_API_CALL enqueue_migrate_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems,
+                                               cl_mem_migration_flags, cl_uint n, const cl_event *waits,
+                                               cl_event *event) {
+    if (num_mems == 0 || !mems) return CL_INVALID_VALUE;
+    {
+        std::lock_guard guard(lock());
+        for (cl_uint i = 0; i < num_mems; ++i)
+            if (cl_int err = check_buffer(q, mems[i]); err != CL_SUCCESS) return err;
+    }
+    return submit(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, n, waits, event, false, {}, [] { return CL_SUCCESS; });
+}
+
 cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_event *event) {
     if (!event) return CL_INVALID_VALUE;
     return enqueue_marker_with_wait_list(q, 0, nullptr, event);
@@ -541,6 +555,7 @@ void fill_command_slots(cl_icd_dispatch &d) {
     d.clEnqueueMapBuffer = enqueue_map_buffer;
     d.clEnqueueUnmapMemObject = enqueue_unmap_mem_object;
     d.clEnqueueMarkerWithWaitList = enqueue_marker_with_wait_list;
+    d.clEnqueueMigrateMemObjects = enqueue_migrate_mem_objects;
     d.clEnqueueBarrierWithWaitList = enqueue_barrier_with_wait_list;
     d.clEnqueueMarker = enqueue_marker;
     d.clEnqueueBarrier = enqueue_barrier;

@@ -156,6 +156,13 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
 
 cl_int CL_API_CALL retain_device(cl_device_id d) { return d == the_device() ? CL_SUCCESS : CL_INVALID_DEVICE; }
 cl_int CL_API_CALL release_device(cl_device_id d) { return d == the_device() ? CL_SUCCESS : CL_INVALID_DEVICE; }
+// One device that cannot be partitioned: the spec's answer for a partition
+// type the device does not support (CL_DEVICE_PARTITION_PROPERTIES is empty).
+// A NULL slot here would crash whoever calls it, the loader first.
+cl_int CL_API_CALL create_sub_devices(cl_device_id d, const cl_device_partition_property *, cl_uint, cl_device_id *,
+                                      cl_uint *) {
+    return d == the_device() ? CL_INVALID_VALUE : CL_INVALID_DEVICE;
+}
 
 cl_context make_context(const cl_context_properties *props, cl_int *errcode_ret) {
     auto *ctx = new _cl_context{};
@@ -351,6 +358,7 @@ void fill_platform_slots(cl_icd_dispatch &d) {
     d.clGetDeviceInfo = get_device_info;
     d.clRetainDevice = retain_device;
     d.clReleaseDevice = release_device;
+    d.clCreateSubDevices = create_sub_devices;
     d.clCreateContext = create_context;
     d.clCreateContextFromType = create_context_from_type;
     d.clRetainContext = retain_context;

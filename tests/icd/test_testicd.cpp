@@ -353,6 +353,19 @@ TEST_CASE("an OpenCL 1.2/2.x ICD gets working imports and no call into a slot it
         REQUIRE(release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
         REQUIRE(clFinish(env.queue) == CL_SUCCESS);
         CHECK(cpu[4000] == 0x77);
+        // Maps of the import (the layer's map sync around the ICD's map):
+        // what the CPU wrote to the dma-buf is read through a map, and what
+        // is written through a map is in the dma-buf after the unmap.
+        std::memset(cpu, 0x66, 4096);
+        auto *mapped = static_cast<unsigned char *>(clEnqueueMapBuffer(
+            env.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 4096, 0, nullptr, nullptr, &err));
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE(mapped != nullptr);
+        CHECK(mapped[123] == 0x66);
+        std::memset(mapped, 0x55, 4096);
+        REQUIRE(clEnqueueUnmapMemObject(env.queue, mem, mapped, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(cpu[3000] == 0x55);
         CHECK_FALSE(contains(env.icd_log(), "clCreateBufferWithProperties"));
         clReleaseMemObject(mem);
         cldmabuf::test::unmap(cpu, 4096);

@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <iterator>
+#include <string>
 #include <utility>
 
 #include "CL/cl_ext_cldmabuf.h"
@@ -149,4 +150,26 @@ TEST_CASE("the layer's image properties: CL_INVALID_PROPERTY cases") {
           CL_INVALID_PROPERTY);
     CHECK(why.find("twice") != std::string::npos);
     CHECK(parse({DMABUF, 3, CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF, CL_FALSE, 0}) == CL_SUCCESS);
+}
+
+TEST_CASE("an import's flags: the Memory Flags table's exclusions, asked by the layer") {
+    std::string why;
+    for (cl_mem_flags ok : {cl_mem_flags{0}, cl_mem_flags{CL_MEM_READ_WRITE}, cl_mem_flags{CL_MEM_READ_ONLY},
+                            cl_mem_flags{CL_MEM_WRITE_ONLY | CL_MEM_HOST_READ_ONLY},
+                            cl_mem_flags{CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS},
+                            cl_mem_flags{CL_MEM_READ_ONLY | (cl_mem_flags{1} << 26)}}) {  // a vendor bit: the ICD's
+        INFO(ok);
+        CHECK(check_import_flags(ok, &why) == CL_SUCCESS);
+    }
+    for (cl_mem_flags bad : {cl_mem_flags{CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY},
+                             cl_mem_flags{CL_MEM_READ_WRITE | CL_MEM_READ_ONLY},
+                             cl_mem_flags{CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY},
+                             cl_mem_flags{CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY},
+                             cl_mem_flags{CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR},
+                             cl_mem_flags{CL_MEM_ALLOC_HOST_PTR}, cl_mem_flags{CL_MEM_COPY_HOST_PTR}}) {
+        INFO(bad);
+        why.clear();
+        CHECK(check_import_flags(bad, &why) == CL_INVALID_VALUE);
+        CHECK_FALSE(why.empty());
+    }
 }
