@@ -30,10 +30,10 @@
 #include <type_traits>
 
 #include "layer/blit/copy_overrides.hpp"
+#include "layer/counted_extensions.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/entry_chains.hpp"
-#include "layer/counted_extensions.hpp"
 #include "layer/enqueue_epoch.hpp"
 #include "layer/enqueue_passthrough.hpp"
 #include "layer/events.hpp"

@@ -132,8 +132,9 @@ extern "C" {
 /* The layer's process-wide counters (those CLDMABUF_STATS=1 prints), as
  * cl_ulong[CL_STATS_COUNT_CLDMABUF] indexed by the values below; any
  * platform answers.  New counters only ever go at the end, and a smaller
- * array of at least the first 13 gets the counters it has room for.  Tests use them to learn which route the layer took
- * (the blitter, the copy route's directions and staging) on this ICD. */
+ * array of at least the first 13 gets the counters it has room for.  Tests
+ * use them to learn which route the layer took (the blitter, the copy
+ * route's directions and staging) on this ICD. */
 #define CL_PLATFORM_STATS_CLDMABUF 0x10C08
 
 #define CL_STATS_BLT_COPIES_CLDMABUF 0        /* copies the Gen9 blitter ran */

@@ -229,12 +229,18 @@ constexpr auto idle_look = std::chrono::microseconds(50);
 constexpr int idle_looks = 64;
 
 // Enqueues the command's marker; *idle when every earlier command of the
-// queue has finished.  A marker still CL_QUEUED after a flush waits for
-// earlier commands (PoCL submits a command to its device once its
-// dependencies completed): no waiting for it here.  One CL_SUBMITTED or
-// CL_RUNNING is watched for up to idle_look and idle_looks.
-cl_int enqueue_marker(cl_command_queue queue, cl_event *marker, bool *idle) {
+// queue has finished.  `known_idle` (the quiet queue, or a copy-route
+// acquire that needs no idle queue): the caller knows it, and the marker is
+// neither flushed nor asked.  Otherwise a marker still CL_QUEUED after a
+// flush waits for earlier commands (PoCL submits a command to its device
+// once its dependencies completed): no waiting for it here.  One
+// CL_SUBMITTED or CL_RUNNING is watched for up to idle_look and idle_looks.
+cl_int enqueue_marker(cl_command_queue queue, bool known_idle, cl_event *marker, bool *idle) {
     if (cl_int err = next().clEnqueueMarkerWithWaitList(queue, 0, nullptr, marker); err != CL_SUCCESS) return err;
+    if (known_idle) {
+        *idle = true;
+        return CL_SUCCESS;
+    }
     cl_int status = status_of(*marker);
     if (status == CL_QUEUED) {
         next().clFlush(queue);
@@ -399,14 +405,9 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     const bool quiet = handoff_on_quiet_queue(queue, epoch);
     if (fast_path_allowed(queue, list, num_events, wait_list, event, true, quiet)) {
         bool idle = false;
+        // Idle (quiet), or as good as idle for this acquire (acquire_needs_no_idle_queue).
         const bool unwatched = quiet || acquire_needs_no_idle_queue(list);
-        if (unwatched) {
-            if (cl_int err = next().clEnqueueMarkerWithWaitList(queue, 0, nullptr, &step.marker); err != CL_SUCCESS)
-                return err;
-            idle = true;  // idle (quiet), or as good as idle for this acquire (see acquire_needs_no_idle_queue)
-        } else if (cl_int err = enqueue_marker(queue, &step.marker, &idle); err != CL_SUCCESS) {
-            return err;
-        }
+        if (cl_int err = enqueue_marker(queue, unwatched, &step.marker, &idle); err != CL_SUCCESS) return err;
         if (idle && std::all_of(list.begin(), list.end(), [](const auto &import) {
                 return fences_signalled_now(*import, import->sync_access_flags());
             })) {
@@ -493,15 +494,9 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     const bool quiet = handoff_on_quiet_queue(queue, epoch);
     if (fast_path_allowed(queue, list, num_events, wait_list, event, false, quiet)) {
         bool idle = false;
-        if (quiet) {
-            // Nothing of the application's came since the queue was idle:
-            // no earlier command can still use the objects.
-            if (cl_int err = next().clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker); err != CL_SUCCESS)
-                return err;
-            idle = true;
-        } else if (cl_int err = enqueue_marker(queue, &marker, &idle); err != CL_SUCCESS) {
-            return err;
-        }
+        // Quiet: nothing of the application's came since the queue was idle,
+        // so no earlier command can still use the objects.
+        if (cl_int err = enqueue_marker(queue, quiet, &marker, &idle); err != CL_SUCCESS) return err;
         if (idle) {
             // Every earlier command finished: device copies come back now, and
             // the CPU access bracket closes, for every import even after a failure.
