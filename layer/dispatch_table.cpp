@@ -15,10 +15,10 @@
 //            (cl_khr_gl_sharing, cl_khr_egl_image on EGL).
 //
 // Every clEnqueue* slot goes through the layer, so that the enqueue epoch
-// (layer/enqueue_epoch.hpp) counts every command the application enqueues
+// (layer/queue/epoch.hpp) counts every command the application enqueues
 // and the blitter's semaphore chain knows when nothing came between: the
 // slots no feature has a say in take the counting pass-through
-// (layer/enqueue_passthrough.hpp).
+// (layer/queue/passthrough.hpp).
 //
 // A slot more than one feature has a say in gets one entry function in
 // layer/entry_chains.cpp, which runs the features' checks in a written
@@ -30,12 +30,12 @@
 #include <type_traits>
 
 #include "layer/blit/copy_overrides.hpp"
-#include "layer/counted_extensions.hpp"
+#include "layer/queue/looked_up.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/entry_chains.hpp"
-#include "layer/enqueue_epoch.hpp"
-#include "layer/enqueue_passthrough.hpp"
+#include "layer/queue/epoch.hpp"
+#include "layer/queue/passthrough.hpp"
 #include "layer/events.hpp"
 #include "layer/extensions.hpp"
 #include "layer/import/arm.hpp"
@@ -120,7 +120,7 @@ void *semaphore_function(const char *name) {
 
 // An enqueue handed to the application from below the layer would be called
 // without passing through it: it goes out behind a counting trampoline
-// (layer/counted_extensions.hpp), or, where none is left, the enqueue epoch
+// (layer/queue/looked_up.hpp), or, where none is left, the enqueue epoch
 // cannot count it.
 void *handed_down(const char *name, void *fn) {
     if (!fn || !unseen_enqueue_name(name)) return fn;
@@ -159,7 +159,7 @@ void *layer_extension_function(const char *name) {
 
 void fill_layer_table(cl_icd_dispatch &t) {
     // Enqueues no feature has a say in: counted in the enqueue epoch, then
-    // the target's (layer/enqueue_passthrough.hpp).  The D3D10/D3D11/DX9
+    // the target's (layer/queue/passthrough.hpp).  The D3D10/D3D11/DX9
     // slots are not among them: on Linux the headers give them no function
     // type and no loader exports them.  The GL/EGL ones are egl's (below,
     // egl counts them) unless CLDMABUF_EGL=off.

@@ -13,16 +13,16 @@
 //   3. the feature that does the work (the blitter's copy, the map's
 //      DMA_BUF_IOCTL_SYNC), or the ICD through next().
 //
-// Every command that passes 1 and 2 counts in the enqueue epoch
-// (layer/enqueue_epoch.hpp) before 3, except a copy, whose count is the
+// Every command that passes 1 and 2 is counted in flight (layer/queue/epoch.hpp)
+// from before 3 until 3 returned, except a copy, whose count is the
 // blitter's call (only a copy the blitter does not take counts; one it takes
 // may be chained to a semaphore).  The unmap and the external-memory
 // acquire and release are here for that count alone.
 //
 // While no import exists none of this applies: layer/dispatch_table.cpp
 // installs each read, write, fill and map entry behind checked_enqueue
-// (layer/enqueue_passthrough.hpp), which counts and forwards at once then and
-// jumps here otherwise, so a program that never imports pays one compare and
+// (layer/queue/passthrough.hpp), which counts as landed and forwards at once
+// then and jumps here otherwise, so a program that never imports pays one compare and
 // one branch over a counted slot (issue #18).
 //
 // 1 and 2 never both refuse (one is about zero-copy imports, the other
@@ -32,7 +32,7 @@
 
 #include "layer/blit/copy_overrides.hpp"
 #include "layer/dispatch.hpp"
-#include "layer/enqueue_epoch.hpp"
+#include "layer/queue/epoch.hpp"
 #include "layer/handoff/acquire_release.hpp"
 #include "layer/handoff/map_sync.hpp"
 #include "layer/handoff/read_only_guard.hpp"
@@ -54,7 +54,7 @@ void *refused_map(cl_int err, cl_int *errcode_ret) {
 cl_int CL_API_CALL read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size, void *ptr,
                                cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_host_access(b, true, false, "clEnqueueReadBuffer"); err != CL_SUCCESS) return err;
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return next().clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, waits, event);
 }
 
@@ -63,7 +63,7 @@ cl_int CL_API_CALL read_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocki
                                     size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
                                     void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_host_access(b, true, false, "clEnqueueReadBufferRect"); err != CL_SUCCESS) return err;
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return next().clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                           buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, waits, event);
 }
@@ -73,7 +73,7 @@ cl_int CL_API_CALL write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, 
     constexpr const char *what = "clEnqueueWriteBuffer";
     if (cl_int err = refuse_read_only_write(b, what); err != CL_SUCCESS) return err;
     if (cl_int err = refuse_host_access(b, false, true, what); err != CL_SUCCESS) return err;
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return next().clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, n, waits, event);
 }
 
@@ -84,7 +84,7 @@ cl_int CL_API_CALL write_buffer_rect(cl_command_queue q, cl_mem b, cl_bool block
     constexpr const char *what = "clEnqueueWriteBufferRect";
     if (cl_int err = refuse_read_only_write(b, what); err != CL_SUCCESS) return err;
     if (cl_int err = refuse_host_access(b, false, true, what); err != CL_SUCCESS) return err;
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return next().clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                            buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, waits,
                                            event);
@@ -95,7 +95,7 @@ cl_int CL_API_CALL write_buffer_rect(cl_command_queue q, cl_mem b, cl_bool block
 cl_int CL_API_CALL fill_buffer(cl_command_queue q, cl_mem b, const void *pattern, size_t pattern_size, size_t offset,
                                size_t size, cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(b, "clEnqueueFillBuffer"); err != CL_SUCCESS) return err;
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return next().clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, n, waits, event);
 }
 
@@ -103,7 +103,7 @@ cl_int CL_API_CALL write_image(cl_command_queue q, cl_mem image, cl_bool blockin
                                const size_t *region, size_t row_pitch, size_t slice_pitch, const void *ptr, cl_uint n,
                                const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(image, "clEnqueueWriteImage"); err != CL_SUCCESS) return err;
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return next().clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, n, waits,
                                       event);
 }
@@ -111,7 +111,7 @@ cl_int CL_API_CALL write_image(cl_command_queue q, cl_mem image, cl_bool blockin
 cl_int CL_API_CALL fill_image(cl_command_queue q, cl_mem image, const void *color, const size_t *origin,
                               const size_t *region, cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(image, "clEnqueueFillImage"); err != CL_SUCCESS) return err;
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return next().clEnqueueFillImage(q, image, color, origin, region, n, waits, event);
 }
 
@@ -160,7 +160,7 @@ void *CL_API_CALL map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_
     constexpr const char *what = "clEnqueueMapBuffer";
     if (cl_int err = refuse_read_only_map(b, flags, what); err != CL_SUCCESS) return refused_map(err, errcode_ret);
     if (cl_int err = refuse_host_map(b, flags, what); err != CL_SUCCESS) return refused_map(err, errcode_ret);
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return enqueue_map_buffer(q, b, blocking, flags, offset, size, n, waits, event, errcode_ret);
 }
 
@@ -169,7 +169,7 @@ void *CL_API_CALL map_image(cl_command_queue q, cl_mem image, cl_bool blocking, 
                             cl_uint n, const cl_event *waits, cl_event *event, cl_int *errcode_ret) {
     if (cl_int err = refuse_read_only_map(image, flags, "clEnqueueMapImage"); err != CL_SUCCESS)
         return refused_map(err, errcode_ret);
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return enqueue_map_image(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, n, waits, event,
                              errcode_ret);
 }
@@ -178,19 +178,19 @@ void *CL_API_CALL map_image(cl_command_queue q, cl_mem image, cl_bool blocking, 
 
 cl_int CL_API_CALL unmap_mem_object(cl_command_queue q, cl_mem mem, void *mapped_ptr, cl_uint n,
                                     const cl_event *waits, cl_event *event) {
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return enqueue_unmap_mem_object(q, mem, mapped_ptr, n, waits, event);
 }
 
 cl_int CL_API_CALL acquire_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
                                                 const cl_event *waits, cl_event *event) {
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return enqueue_acquire_external_mem_objects(q, num_mems, mems, n, waits, event);
 }
 
 cl_int CL_API_CALL release_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
                                                 const cl_event *waits, cl_event *event) {
-    count_enqueue();
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
     return enqueue_release_external_mem_objects(q, num_mems, mems, n, waits, event);
 }
 

@@ -6,7 +6,7 @@
 
 #include "layer/cl_compat.h"
 
-// Hidden: layer/enqueue_passthrough.hpp jumps to them by their address
+// Hidden: layer/queue/passthrough.hpp jumps to them by their address
 // relative to the code (a preemptible symbol would need the PLT).
 #pragma GCC visibility push(hidden)
 namespace cldmabuf::chain {

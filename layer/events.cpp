@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "layer/dispatch.hpp"
-#include "layer/enqueue_epoch.hpp"
+#include "layer/queue/epoch.hpp"
 #include "layer/failed_events.hpp"
-#include "layer/handoff/quiet_queue.hpp"
-#include "layer/queue_identity.hpp"
+#include "layer/queue/quiet.hpp"
+#include "layer/queue/identity.hpp"
 #include "layer/registry.hpp"
 #include "layer/worker.hpp"
 
@@ -124,9 +124,9 @@ cl_int CL_API_CALL get_event_profiling_info(cl_event event, cl_profiling_info na
 // step that failed on the queue since the last clFinish is reported once,
 // as CL_OUT_OF_RESOURCES / CL_OUT_OF_HOST_MEMORY (the errors clFinish has).
 cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
-    const uint64_t epoch = enqueue_epoch();  // before: a command counted after it may follow the finish
+    const EpochWord word = read_epoch();  // before: a command that begins after it may follow the finish
     cl_int err = next().clFinish(queue);
-    if (err == CL_SUCCESS) note_quiet_queue(queue, epoch);  // nothing of the queue's is left to run
+    if (err == CL_SUCCESS) note_quiet_queue(queue, word, 0);  // nothing of the queue's is left to run
     if (err != CL_SUCCESS || !any_queue_failure()) return err;
     const cl_int failed = take_queue_failure(queue);
     if (failed == 0) return err;

@@ -33,7 +33,7 @@ struct Stats {
     // to be idle (acquire_needs_no_idle_queue).
     std::atomic<uint64_t> unwatched_acquires{0};
     // Of the fast ones, handoffs on the quiet queue that skipped their
-    // marker's watch (layer/handoff/quiet_queue.hpp).
+    // marker's watch (layer/queue/quiet.hpp).
     std::atomic<uint64_t> quiet_handoffs{0};
     std::atomic<uint64_t> fence_waits{0};
     std::atomic<uint64_t> fence_timeouts{0};

@@ -17,6 +17,7 @@
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
+#include "layer/queue/epoch.hpp"
 #include "layer/i915/blit_plan.hpp"
 #include "layer/stats.hpp"
 
@@ -27,6 +28,7 @@ cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue queue, cl_mem src, cl_me
                                        cl_event *event) {
     auto pass = [&] {
         break_fence_chain(queue);
+        CountedCommand counted;  // in flight until the ICD has it (layer/queue/epoch.hpp)
         return next().clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, num_events, wait_list,
                                           event);
     };
@@ -59,6 +61,7 @@ cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue queue, cl_mem src, 
                                             cl_uint num_events, const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         break_fence_chain(queue);
+        CountedCommand counted;  // in flight until the ICD has it (layer/queue/epoch.hpp)
         return next().clEnqueueCopyBufferRect(queue, src, dst, src_origin, dst_origin, region, src_row_pitch,
                                               src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events,
                                               wait_list, event);

@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "layer/dispatch.hpp"
-#include "layer/enqueue_epoch.hpp"
+#include "layer/queue/epoch.hpp"
 #include "layer/host_step.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
@@ -79,7 +79,7 @@ bool fence_chain_on(cl_command_queue queue) {
 bool nothing_between(uint64_t since) {
     switch (mode()) {
     case Mode::off: return false;
-    case Mode::automatic: return enqueue_epoch() == since && !unseen_enqueues();
+    case Mode::automatic: return read_epoch().raw == since && !unseen_enqueues();
     case Mode::on: return true;
     }
     return false;
@@ -205,7 +205,7 @@ void BatchFence::finished() {
 // until the queue's next command.  Checked under the records' lock, which the
 // step's forget_*() takes after it closed or finished.
 void offer_fence_in(cl_command_queue queue, std::shared_ptr<FenceInOffer> offer) {
-    offer->epoch_ = enqueue_epoch();
+    offer->epoch_ = read_epoch().raw;
     std::lock_guard l(records_mutex);
     if (offer->open())
         records()[queue] = std::move(offer);
@@ -214,7 +214,7 @@ void offer_fence_in(cl_command_queue queue, std::shared_ptr<FenceInOffer> offer)
 }
 
 void record_batch_fence(cl_command_queue queue, std::shared_ptr<BatchFence> batch) {
-    batch->epoch_ = enqueue_epoch();
+    batch->epoch_ = read_epoch().raw;
     std::lock_guard l(records_mutex);
     if (!batch->finished_already())
         records()[queue] = std::move(batch);
@@ -226,7 +226,7 @@ std::shared_ptr<FenceInOffer> take_fence_in(cl_command_queue queue) { return tak
 std::shared_ptr<BatchFence> take_batch_fence(cl_command_queue queue) { return take<BatchFence>(queue); }
 
 void break_fence_chain(cl_command_queue queue) {
-    count_enqueue();  // auto: every record stamped before this is stale
+    count_landed();  // auto: every record stamped before this is stale
     // Only `on` drops the record: at auto the epoch says it all, and a copy
     // the ICD does takes no lock for it.
     if (mode() != Mode::on) return;

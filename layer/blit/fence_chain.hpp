@@ -13,7 +13,7 @@
 // queue on early would let a command enqueued after it run before the
 // semaphore signalled, and a signal adopting the batch's fence would signal
 // before a command between the copy and the signal ran.  The layer sees
-// every clEnqueue* slot, so it knows (layer/enqueue_epoch.hpp): with
+// every clEnqueue* slot, so it knows (layer/queue/epoch.hpp): with
 // CLDMABUF_BLT_SEMAPHORE_FENCES=auto (the default) the pair is chained only
 // when the enqueue epoch did not move between them and the application was
 // handed no enqueue the layer cannot see; `on` takes the application's word

@@ -31,6 +31,7 @@
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
 #include "layer/dispatch.hpp"
+#include "layer/queue/epoch.hpp"
 #include "layer/import/image.hpp"
 #include "layer/i915/blit_plan.hpp"
 #include "layer/log.hpp"
@@ -173,6 +174,7 @@ cl_int CL_API_CALL enqueue_copy_image(cl_command_queue queue, cl_mem src, cl_mem
                                       const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         break_fence_chain(queue);
+        CountedCommand counted;  // in flight until the ICD has it (layer/queue/epoch.hpp)
         return next().clEnqueueCopyImage(queue, src, dst, src_origin, dst_origin, region, num_events, wait_list,
                                          event);
     };
@@ -226,6 +228,7 @@ cl_int CL_API_CALL enqueue_copy_image_to_buffer(cl_command_queue queue, cl_mem s
                                                 cl_uint num_events, const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         break_fence_chain(queue);
+        CountedCommand counted;  // in flight until the ICD has it (layer/queue/epoch.hpp)
         return next().clEnqueueCopyImageToBuffer(queue, src, dst, src_origin, region, dst_offset, num_events,
                                                  wait_list, event);
     };
@@ -263,6 +266,7 @@ cl_int CL_API_CALL enqueue_copy_buffer_to_image(cl_command_queue queue, cl_mem s
                                                 const cl_event *wait_list, cl_event *event) {
     auto pass = [&] {
         break_fence_chain(queue);
+        CountedCommand counted;  // in flight until the ICD has it (layer/queue/epoch.hpp)
         return next().clEnqueueCopyBufferToImage(queue, src, dst, src_offset, dst_origin, region, num_events,
                                                  wait_list, event);
     };

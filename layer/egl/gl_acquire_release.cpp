@@ -11,7 +11,7 @@
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/shared_contexts.hpp"
-#include "layer/enqueue_epoch.hpp"
+#include "layer/queue/epoch.hpp"
 #include "layer/handoff/acquire_release.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
@@ -136,7 +136,7 @@ cl_int handoff(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint nu
                                                       : "clEnqueueReleaseEGLObjectsKHR");
     bool forward = false;
     if (cl_int err = classify(queue, n, mems, Gl, &forward, what); err != CL_SUCCESS) return err;
-    count_enqueue();  // a command of the queue, forwarded or a layer step (layer/enqueue_epoch.hpp)
+    CountedCommand counted;  // a command of the queue, forwarded or a layer step (layer/queue/epoch.hpp)
     if (forward && next().*Slot) return (next().*Slot)(queue, n, mems, num_events, wait_list, event);
     return Acquire ? acquire_step(enqueue_acquire_external_mem_objects, Type, queue, n, mems, num_events, wait_list,
                                   event, what)

@@ -32,7 +32,7 @@
 // device's handoff then costs its floor: the ICD's own Write and Read); no
 // failure the queue still owes clFinish; no profiling event (the step's own
 // timestamps).
-// On the quiet queue (layer/handoff/quiet_queue.hpp: the layer knows the
+// On the quiet queue (layer/queue/quiet.hpp: the layer knows the
 // queue idle and nothing was enqueued since, e.g. right after clFinish, or
 // a release right after its fast acquire) "already complete" is known
 // without asking: the marker is not watched, and a registered copy-route
@@ -51,18 +51,18 @@
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/enqueue_epoch.hpp"
+#include "layer/queue/epoch.hpp"
 #include "layer/failed_events.hpp"
 #include "layer/import/buffer.hpp"
 #include "layer/import/native.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/cpu_access.hpp"
-#include "layer/handoff/quiet_queue.hpp"
+#include "layer/queue/quiet.hpp"
 #include "layer/handoff/release_fences.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/host_step.hpp"
 #include "layer/log.hpp"
-#include "layer/queue_identity.hpp"
+#include "layer/queue/identity.hpp"
 #include "layer/registry.hpp"
 #include "layer/stats.hpp"
 #include "layer/handoff/staging.hpp"
@@ -178,7 +178,7 @@ constexpr size_t fast_copy_limit = size_t{1} << 20;
 // ones always; on acquire also a registered buffer of any size (its Write
 // goes from pinned pages at the ICD's DMA rate and does not hold the caller).
 // A release's Read would hold it, so a large release stays queued, unless
-// the queue is quiet (layer/handoff/quiet_queue.hpp): the Read is then all
+// the queue is quiet (layer/queue/quiet.hpp): the Read is then all
 // that is left to wait for, and the caller waits for it about as long as
 // its clFinish would, without the queued step's marker callback, worker and
 // gate (issue #13: about 0.2 ms per 64 MiB on NVIDIA, 14 % of the transfer).
@@ -364,11 +364,11 @@ bool acquire_needs_no_idle_queue(const ImportList &list) {
 }
 
 // Whether the handoff may skip its marker's watch: the queue is the quiet
-// one (layer/handoff/quiet_queue.hpp) and no step of the layer is
+// one (layer/queue/quiet.hpp) and no step of the layer is
 // unfinished (a queued release's SYNC END, a blitter copy, a semaphore
 // wait: the quiet record speaks of the application's commands only).
-bool handoff_on_quiet_queue(cl_command_queue queue, uint64_t epoch) {
-    return queue_still_quiet(queue, epoch) && !host_steps_unfinished();
+bool handoff_on_quiet_queue(cl_command_queue queue, EpochWord word) {
+    return queue_still_quiet(queue, word) && !host_steps_unfinished();
 }
 
 // The marker becomes the command's event (reported with the _KHR type).
@@ -386,7 +386,7 @@ void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
 cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
                                                         const cl_mem *mem_objects, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event) {
-    const uint64_t epoch = enqueue_epoch();  // this command's own count included (layer/entry_chains.cpp)
+    const EpochWord word = read_epoch();  // this command's own begin included (layer/entry_chains.cpp)
     if (cl_int err; native_external_mem_command(true, queue, num_mem_objects, mem_objects, num_events, wait_list,
                                                 event, &err))
         return err;
@@ -402,7 +402,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     // A SYNC START that failed on the fast path: the step reports it (one
     // log line was written) with the queued path's failure semantics.
     cl_int fast_failure = CL_SUCCESS;
-    const bool quiet = handoff_on_quiet_queue(queue, epoch);
+    const bool quiet = handoff_on_quiet_queue(queue, word);
     if (fast_path_allowed(queue, list, num_events, wait_list, event, true, quiet)) {
         bool idle = false;
         // Idle (quiet), or as good as idle for this acquire (acquire_needs_no_idle_queue).
@@ -427,7 +427,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
                 else if (unwatched) stats().unwatched_acquires++;
                 // The queue had nothing unfinished at `epoch` (its marker
                 // completed, or it was quiet): the next handoff may know it.
-                if (quiet || !unwatched) note_quiet_queue(queue, epoch);
+                if (quiet || !unwatched) note_quiet_queue(queue, word, 1);
                 hand_out(step.marker, step.type, event);
                 return CL_SUCCESS;
             }
@@ -476,7 +476,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
 cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
                                                         const cl_mem *mem_objects, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event) {
-    const uint64_t epoch = enqueue_epoch();  // this command's own count included (layer/entry_chains.cpp)
+    const EpochWord word = read_epoch();  // this command's own begin included (layer/entry_chains.cpp)
     if (cl_int err; native_external_mem_command(false, queue, num_mem_objects, mem_objects, num_events, wait_list,
                                                 event, &err))
         return err;
@@ -491,7 +491,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // the queued path (the CPU may not see the device's writes): the step
     // reports it (end_cpu_access wrote the log line).
     cl_int fast_failure = CL_SUCCESS;
-    const bool quiet = handoff_on_quiet_queue(queue, epoch);
+    const bool quiet = handoff_on_quiet_queue(queue, word);
     if (fast_path_allowed(queue, list, num_events, wait_list, event, false, quiet)) {
         bool idle = false;
         // Quiet: nothing of the application's came since the queue was idle,
@@ -508,7 +508,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
             if (fast_failure == CL_SUCCESS) {
                 stats().fast_handoffs++;
                 if (quiet) stats().quiet_handoffs++;
-                note_quiet_queue(queue, epoch);
+                note_quiet_queue(queue, word, 1);
                 hand_out(marker, CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR, event);
                 return CL_SUCCESS;
             }

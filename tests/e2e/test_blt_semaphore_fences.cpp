@@ -3,7 +3,7 @@
 // A wait right before a copy becomes the batch's I915_EXEC_FENCE_IN and a
 // signal right after it the batch's FENCE_OUT: at the default
 // CLDMABUF_BLT_SEMAPHORE_FENCES=auto (e2e-sim) where no other enqueue came
-// between them (the enqueue epoch, layer/enqueue_epoch.hpp), at `on`
+// between them (the enqueue epoch, layer/queue/epoch.hpp), at `on`
 // (e2e-sim-blt-fences) also across commands between them (the application's
 // word); at `off` (e2e-sim-blt-fences-off) the same sequences must give the
 // same bytes through host waits, and the counters say no batch was chained.
@@ -432,7 +432,7 @@ TEST_CASE("[blt-fence] no chain across an ICD copy between the wait and the copy
     expect_no_chain(true);
 }
 
-// ---- what comes between: the enqueue epoch (layer/enqueue_epoch.hpp) -----------------
+// ---- what comes between: the enqueue epoch (layer/queue/epoch.hpp) -----------------
 
 namespace {
 
@@ -675,7 +675,7 @@ TEST_CASE("[blt-fence] a marker between the copy and the signal: the signal take
 // Hidden ([.]): once the application holds an ICD enqueue the layer cannot
 // see, `auto` stays off for the process, so this runs in its own
 // (e2e-sim-blt-fences-lookup).  The layer hands such an enqueue out behind a
-// counting trampoline (layer/counted_extensions.hpp): then the epoch sees
+// counting trampoline (layer/queue/looked_up.hpp): then the epoch sees
 // its calls and `auto` stays on; only where it has none (TSan builds, an
 // exhausted pool) is the ICD's own function handed out, and `auto` goes off.
 TEST_CASE("[blt-fence] after the application looked up an ICD enqueue: chained at auto only if the layer counts it",

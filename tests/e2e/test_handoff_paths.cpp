@@ -69,7 +69,7 @@ int markers_done_within_watch(const ClEnv &env, int n, bool after_one = false) {
 }
 
 // A command of the application's that completes before this returns: the
-// queue is idle after it, but not quiet (layer/handoff/quiet_queue.hpp: the
+// queue is idle after it, but not quiet (layer/queue/quiet.hpp: the
 // enqueue epoch moved since the layer last knew it idle), so the next
 // handoff watches its marker.
 void app_marker_done(const ClEnv &env) {
@@ -467,7 +467,7 @@ TEST_CASE("on the quiet queue a registered import's release above 1 MiB is done 
 }
 
 // Whichever cl_khr_semaphore serves the platform (NVIDIA's own, handed out
-// behind the layer's counting trampolines, layer/counted_extensions.hpp; the
+// behind the layer's counting trampolines, layer/queue/looked_up.hpp; the
 // layer's own elsewhere): looking its enqueues up leaves the quiet queue
 // working, and a signal enqueued between clFinish and the acquire ends it.
 TEST_CASE("the platform's semaphore enqueues are counted: looked up they keep the quiet, enqueued they end it",
@@ -503,7 +503,7 @@ TEST_CASE("the platform's semaphore enqueues are counted: looked up they keep th
 }
 
 // The handoff remembers the last queue's context and device
-// (layer/queue_identity.hpp): a released queue's handle, which the ICD may
+// (layer/queue/identity.hpp): a released queue's handle, which the ICD may
 // give to the next queue, must not keep its old answers.
 TEST_CASE("a queue released and another created in a second context: the handoff asks the new queue",
           "[handoff]") {

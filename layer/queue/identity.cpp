@@ -1,4 +1,4 @@
-#include "layer/queue_identity.hpp"
+#include "layer/queue/identity.hpp"
 
 #include <mutex>
 

@@ -1,4 +1,4 @@
-#include "layer/enqueue_epoch.hpp"
+#include "layer/queue/epoch.hpp"
 
 #include <cstring>
 
@@ -7,7 +7,7 @@
 namespace cldmabuf {
 
 namespace enqueue_epoch_detail {
-std::atomic<uint64_t> count{0};
+std::atomic<uint64_t> word{0};
 std::atomic<bool> unseen{false};
 }  // namespace enqueue_epoch_detail
 
