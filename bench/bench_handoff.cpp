@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
         std::printf("VALUE handoff_us = %.2f (acquire + release + clFinish)\n", h);
         std::printf("VALUE handoff_fast_path = %llu of %llu commands\n", static_cast<unsigned long long>(fast),
                     static_cast<unsigned long long>(fast + queued));
-        // Of those, on the quiet queue (layer/handoff/quiet_queue.hpp: no marker watched).
+        // Of those, on the quiet queue (layer/queue/quiet.hpp: no marker watched).
         std::printf("VALUE handoff_quiet = %llu of %llu commands\n", static_cast<unsigned long long>(quiet),
                     static_cast<unsigned long long>(fast + queued));
         std::printf("RATIO handoff/floor = %.2f (target <= 1.2) %s\n", ratio, ratio <= 1.2 ? "met" : "MISS");

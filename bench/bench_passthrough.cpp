@@ -12,7 +12,7 @@
 //                        (overridden: the layer looks, then passes through)
 //   get_device_type      clGetDeviceInfo(CL_DEVICE_TYPE) (overridden, passes through)
 //   marker_refused       clEnqueueMarkerWithWaitList(q, 1, NULL, NULL): the ICD refuses the
-//                        wait list at once (counted pass-through, layer/enqueue_passthrough.hpp)
+//                        wait list at once (counted pass-through, layer/queue/passthrough.hpp)
 //   ndrange_refused      clEnqueueNDRangeKernel with work_dim 0: refused by the ICD (the same,
 //                        nine arguments: three on the stack)
 //   read_refused         clEnqueueReadBuffer into a NULL pointer on a plain buffer: refused by the ICD

@@ -122,8 +122,20 @@ void *semaphore_function(const char *name) {
 // without passing through it: it goes out behind a counting trampoline
 // (layer/queue/looked_up.hpp), or, where none is left, the enqueue epoch
 // cannot count it.
+// An enqueue that has a slot in the table (GL sharing's acquire and release,
+// the EGL ones) is handed out as the layer's slot, whatever the next table
+// answered: it counts once (a trampoline in front of a loader dispatcher
+// that calls the slot counted it twice, issue #28 item 6) and keeps the
+// layer's handling of the objects.
+void *own_slot(const char *name) {
+    if (!std::strcmp(name, "clEnqueueAcquireGLObjects")) return reinterpret_cast<void *>(ours().clEnqueueAcquireGLObjects);
+    if (!std::strcmp(name, "clEnqueueReleaseGLObjects")) return reinterpret_cast<void *>(ours().clEnqueueReleaseGLObjects);
+    return nullptr;
+}
+
 void *handed_down(const char *name, void *fn) {
     if (!fn || !unseen_enqueue_name(name)) return fn;
+    if (void *own = own_slot(name)) return own;
     if (void *counted = counted_extension(name, fn)) return counted;
     note_unseen_enqueue(name);
     return fn;

@@ -170,6 +170,8 @@ namespace {
 
 void *CL_API_CALL next_address_for_platform(cl_platform_id, const char *name) {
     if (!std::strcmp(name, "clEnqueueNotTheLayersKHR")) return sentinel(5);
+    if (!std::strcmp(name, "clEnqueueAcquireGLObjects")) return sentinel(8);
+    if (!std::strcmp(name, "clEnqueueReleaseGLObjects")) return sentinel(9);
     // clEnqueueFake<N>KHR: distinct ICD enqueues, to fill the trampoline pool.
     if (unsigned n = 0; std::sscanf(name, "clEnqueueFake%uKHR", &n) == 1) return sentinel(100 + n);
     return !std::strcmp(name, "clNotTheLayersKHR") ? sentinel(1) : nullptr;
@@ -211,6 +213,15 @@ TEST_CASE("dispatch table: every extension function the layer hands out resolves
     // name no one has, a non-enqueue of the ICD's).
     CHECK(layer.clGetExtensionFunctionAddress("clEnqueueNoSuchThingKHR") == nullptr);
     CHECK_FALSE(unseen_enqueues());
+    // An enqueue with a slot of the layer's, asked by name: the layer's slot,
+    // counted once (not a trampoline in front of a dispatcher that calls it).
+    if (layer.clEnqueueAcquireGLObjects) {
+        CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueAcquireGLObjects") ==
+              reinterpret_cast<void *>(layer.clEnqueueAcquireGLObjects));
+        CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueReleaseGLObjects") ==
+              reinterpret_cast<void *>(layer.clEnqueueReleaseGLObjects));
+        CHECK_FALSE(unseen_enqueues());
+    }
     // An ICD enqueue handed out by name: behind a counting trampoline
     // (layer/queue/looked_up.hpp; calling one: unit-tests), the same one
     // for the same function asked again.
