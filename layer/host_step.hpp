@@ -53,8 +53,9 @@ struct HostStep {
         // the fence timeout.  Every step but the one below (a release too,
         // though its SYNC END waits for nothing: not needed so far).
         dmabuf_fences,
-        // A queued acquire whose opening (fence wait + SYNC START) a release
-        // enqueued behind it may do first (layer/handoff/acquire_opening.hpp).
+        // A queued acquire with an opening (fence wait + SYNC START) that
+        // attaches the fences of releases enqueued behind it once it ran
+        // (layer/handoff/acquire_opening.hpp).
         openable_acquire,
     };
     Waits waits = Waits::dmabuf_fences;

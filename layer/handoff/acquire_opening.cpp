@@ -3,12 +3,11 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
-#include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/acquire_fences.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/log.hpp"
-#include "layer/stats.hpp"
 
 namespace cldmabuf {
 
@@ -19,11 +18,11 @@ public:
     AcquireOpening(const AcquireOpening &) = delete;
     AcquireOpening &operator=(const AcquireOpening &) = delete;
 
-    // pending: neither side has begun; opened_ahead: a release did it, the
-    // step skips it; opening: the step is at it (a release must not attach);
-    // done: the step finished it (whatever its result).
-    enum class State { pending, opened_ahead, opening, done };
-    State state = State::pending;  // under openings_mutex
+    // Under openings_mutex: whether the step finished its opening (the
+    // release then attaches itself), and the fences handed over until then.
+    bool finished = false;
+    uint64_t sequence = 0;  // enqueue order among the import's openings
+    std::vector<std::shared_ptr<sync::DmabufSignal>> handed;
     std::shared_ptr<Import> import_;
 };
 
@@ -33,6 +32,7 @@ namespace {
 // still be destroyed by ICD threads at exit).
 std::mutex openings_mutex;
 auto *openings = new std::unordered_multimap<const Import *, AcquireOpening *>;
+uint64_t next_sequence = 0;  // under openings_mutex
 
 }  // namespace
 
@@ -44,6 +44,8 @@ AcquireOpening::~AcquireOpening() {
             openings->erase(it);
             break;
         }
+    // A step dropped without running: the fences handed to it were never
+    // attached; their releases signal them, which retires them.
 }
 
 cl_int open_acquire(const Import &import) {
@@ -55,48 +57,35 @@ cl_int open_acquire(const Import &import) {
 std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import) {
     auto opening = std::make_shared<AcquireOpening>(import);
     std::lock_guard lock(openings_mutex);
+    opening->sequence = next_sequence++;
     openings->emplace(import.get(), opening.get());
     return opening;
 }
 
 cl_int open_in_step(AcquireOpening &opening) {
+    const cl_int err = open_acquire(*opening.import_);
+    std::vector<std::shared_ptr<sync::DmabufSignal>> handed;
     {
         std::lock_guard lock(openings_mutex);
-        if (opening.state == AcquireOpening::State::opened_ahead) {
-            opening.state = AcquireOpening::State::done;
-            return CL_SUCCESS;
-        }
-        opening.state = AcquireOpening::State::opening;
+        opening.finished = true;
+        handed.swap(opening.handed);
     }
-    const cl_int err = open_acquire(*opening.import_);
-    std::lock_guard lock(openings_mutex);
-    opening.state = AcquireOpening::State::done;
-    return err;
+    if (err != CL_SUCCESS) return err;  // the releases signal theirs: nothing was attached
+    for (const auto &fence : handed)
+        if (int failed = fence->attach(opening.import_->fd); failed < 0)
+            LOG_DEBUG("acquire: the release fence handed over did not attach to dma-buf fd %d (%s); its "
+                      "consumers see only the earlier fences", opening.import_->fd, std::strerror(-failed));
+    return CL_SUCCESS;
 }
 
-bool open_acquires_ahead(const Import &import) {
-    const uint64_t access = import.sync_access_flags();
-    // Held across the START: it returns at once (nothing pending), and the
-    // step must not begin its own meanwhile.
+bool hand_fence_to_acquire(const Import &import, std::shared_ptr<sync::DmabufSignal> fence) {
     std::lock_guard lock(openings_mutex);
+    AcquireOpening *newest = nullptr;
     auto range = openings->equal_range(&import);
-    for (auto it = range.first; it != range.second; ++it) {
-        AcquireOpening &o = *it->second;
-        if (o.state == AcquireOpening::State::opening) return false;
-        if (o.state != AcquireOpening::State::pending) continue;
-        // Nothing pending now: the acquire's fences are done and START cannot wait.
-        if (!fences_signalled_now(import, access)) return false;
-        stats().fence_waits++;
-        stats().syncs++;
-        if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err < 0) {
-            LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "
-                      "does it, and the release attaches no fence", import.fd, std::strerror(-err));
-            return false;
-        }
-        o.state = AcquireOpening::State::opened_ahead;
-        LOG_DEBUG("release: opened the pending acquire of dma-buf fd %d ahead (no fence pending), so its step "
-                  "does not wait for the release's fence", import.fd);
-    }
+    for (auto it = range.first; it != range.second; ++it)
+        if (!it->second->finished && (!newest || it->second->sequence > newest->sequence)) newest = it->second;
+    if (!newest) return false;
+    newest->handed.push_back(std::move(fence));
     return true;
 }
 

@@ -1,40 +1,40 @@
 // A queued acquire's opening of the CPU-access bracket on one import: the
 // bounded wait for the dma-buf's fences (layer/handoff/acquire_fences.hpp)
-// and DMA_BUF_IOCTL_SYNC START.  Its host step does it when it runs, unless
-// a release enqueued behind it did it first (issue #20, the pipelined
-// acquire + kernel + release).
+// and DMA_BUF_IOCTL_SYNC START, done by its host step when it runs — and the
+// release fences that releases enqueued behind it handed over, attached
+// right after (issue #28 item 2).
 //
-// Why a release opens it ahead: SYNC START waits for every fence in the
-// dma-buf in its direction, unbounded (drivers/dma-buf/dma-buf.c,
-// __dma_buf_begin_cpu_access: dma_resv_wait_timeout(..., MAX_SCHEDULE_TIMEOUT);
-// i915's begin_cpu_access waits too; the virtual Gen9 models it).  Whatever
-// the step waited on before, a START that runs after the release put its
-// fence into the dma-buf waits for that fence, which only the release's own
-// step, queued behind the acquire, signals: the acquire would hang until the
-// watchdog let the fence go (CLDMABUF_FENCE_TIMEOUT_MS), and consumers with
-// it.  So a release that wants to attach its fence while such an acquire has
-// not run does the acquire's opening first, on the application's thread,
-// but only when it cannot wait: no fence of the dma-buf is pending now (a
-// zero-timeout poll), so the acquire's fences (those submitted before it,
-// and any since) are done and the START returns at once.  The acquire's step
-// then runs later in queue order and skips it.  Otherwise (a producer fence
-// still pending, the step already opening) the release attaches nothing, as
-// before.
+// Why a release hands its fence over instead of attaching it: SYNC START
+// waits for every fence in the dma-buf in its direction, unbounded
+// (drivers/dma-buf/dma-buf.c, __dma_buf_begin_cpu_access); the acquire's
+// fence wait would wait for it too.  A release fence attached while the
+// acquire has not run holds the acquire until the release ran, which it
+// cannot before the acquire: a cycle that only the watchdog breaks
+// (CLDMABUF_FENCE_TIMEOUT_MS).  Issue #20 broke it by doing the acquire's
+// SYNC START ahead, at the release's enqueue, when no fence was pending
+// then; issue #28 found what that costs: an acquire held by a user event
+// that a fence-honouring producer completes (it waits for the dma-buf's
+// fences before writing, as Mesa does) made the producer wait for the
+// release's fence, which waits for the kernel, which waits for the
+// producer — 1 s a frame; and the START moved before the producer's
+// writes.
 //
-// What the acquire then no longer waits for: fences added after the release
-// was enqueued (they come after the release's own fence in the dma-buf; the
-// acquire promised to wait for work submitted before it).  What moves
-// earlier: the SYNC START, from the step's run to the release's enqueue,
-// before the acquire's wait list completed.  The bracket still opens after
-// every fence it must follow and before the device's access (the kernel
-// waits for the acquire's step); the wait list orders OpenCL commands, which
-// the step still follows.
+// The invariant (docs/layer-rules.md, "The queue protocol"): no fence of a
+// release is in a dma-buf before the acquire ahead of it on that import has
+// run its opening, and no SYNC START is done on behalf of an acquire before
+// its step runs (its wait list and every earlier command complete).  So the
+// acquire waits only for fences that are not the layer's own, and a
+// consumer that looks at the dma-buf between the release's enqueue and the
+// acquire's run sees it as the external API still owns it — which it does.
+// From the acquire's run on, the release's fence is there: an implicit-sync
+// consumer waits for the release (the pipelined fence, kept).
 #pragma once
 
 #include <memory>
 
 #include "layer/cl_compat.h"
 #include "layer/registry.hpp"
+#include "layer/sync/dmabuf_bridge.hpp"
 
 namespace cldmabuf {
 
@@ -45,18 +45,19 @@ class AcquireOpening;
 cl_int open_acquire(const Import &import);
 
 // A pending opening of `import` for an acquire step about to be enqueued,
-// findable by open_acquires_ahead until it is destroyed (with the step's
+// findable by hand_fence_to_acquire until it is destroyed (with the step's
 // work, whether it ran or was dropped).
 std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import);
 
-// The acquire step's part: open_acquire, unless a release did it ahead.
+// The acquire step's part: open_acquire, then (when it succeeded) attach
+// every release fence handed over.  A fence that does not attach is logged
+// at debug; its release behaves as one without a fence.
 cl_int open_in_step(AcquireOpening &opening);
 
-// A release's part, on the application's thread before it attaches its
-// fence: every pending opening of `import` is done (by its step) or done
-// now, ahead.  False, with nothing changed for the openings it could not
-// do, when one is running in its step, or the dma-buf has a fence pending
-// now, or the START fails (the step then tries it itself).
-bool open_acquires_ahead(const Import &import);
+// A release's part, on the application's thread: `fence` (not attached)
+// goes to the newest opening of `import` that has not finished, which
+// attaches it after its SYNC START.  False when none is left (every acquire
+// of the import ran): the caller attaches it now.
+bool hand_fence_to_acquire(const Import &import, std::shared_ptr<sync::DmabufSignal> fence);
 
 }  // namespace cldmabuf

@@ -262,11 +262,11 @@ cl_int enqueue_marker(cl_command_queue queue, bool known_idle, cl_event *marker,
 }
 
 // The queued acquire's openings (layer/handoff/acquire_opening.hpp), one
-// per import, that a release enqueued behind it may do ahead: only where
-// the release may attach a fence at all (explicit fences on, a fence
-// source) and no import is a tiled shadow (its de-tile is a blitter
-// execbuffer on the dma-buf, which waits for every fence, so the step stays
-// one that waits on them).
+// per import, which attach the fences of releases enqueued behind them once
+// they ran: only where the release may attach a fence at all (explicit
+// fences on, a fence source) and no import is a tiled shadow (its de-tile
+// is a blitter execbuffer on the dma-buf, which waits for every fence, so
+// the step stays one that waits on them).
 using Openings = std::vector<std::shared_ptr<AcquireOpening>>;
 Openings openings_of(const ImportList &list) {
     Openings out;

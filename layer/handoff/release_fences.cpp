@@ -18,13 +18,10 @@ void forget_refusal(const Import &import) { refused.forget(import); }
 
 bool wants_fence(const Import &import) {
     if ((import.flags & CL_MEM_READ_ONLY) || import.over_tiled_shadow() || refused.find(import)) return false;
-    const UnfinishedSteps earlier = host_steps_unfinished_on(import.mem);
     // A map, a blitter copy, a tiled shadow's step, an acquire without an
     // opening: each would wait for the fence when it runs, until the timeout.
-    if (earlier.dmabuf_fences > 0) return false;
-    // Acquires not run yet: their SYNC START would wait for it too, unless
-    // done now, ahead (layer/handoff/acquire_opening.hpp).
-    return earlier.openable_acquires == 0 || open_acquires_ahead(import);
+    // (Acquires with an opening take it over: below.)
+    return host_steps_unfinished_on(import.mem).dmabuf_fences == 0;
 }
 
 }  // namespace
@@ -35,6 +32,13 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
     for (const auto &import : list) {
         if (!wants_fence(*import)) continue;
         auto fence = std::make_shared<sync::DmabufSignal>();
+        // An acquire of the import that has not run its opening yet attaches
+        // it after its SYNC START (layer/handoff/acquire_opening.hpp): never
+        // before the acquire ran.
+        if (host_steps_unfinished_on(import->mem).openable_acquires > 0 && hand_fence_to_acquire(*import, fence)) {
+            fences.push_back(std::move(fence));
+            continue;
+        }
         if (int err = fence->attach(import->fd); err < 0) {
             refused.emplace(*import, true);
             LOG_DEBUG("release: dma-buf fd %d takes no release fence (%s); its consumers see only the earlier "

@@ -13,14 +13,12 @@
 //     acquires, and counts an earlier release with them although its
 //     SYNC END waits for nothing): the release's fence would hold it until
 //     the timeout;
-//   * an import with a queued acquire not run yet that the release cannot
-//     open ahead (layer/handoff/acquire_opening.hpp: a fence of the dma-buf
-//     is pending now, or the acquire's step is opening it).  Where it can
-//     (nothing pending: the pipelined acquire + kernel + release whose
-//     acquire waits on its wait list or the queue), the release does the
-//     acquire's SYNC START now and attaches: SYNC START waits for every
-//     fence of the dma-buf, so the acquire's step, running later, would
-//     otherwise wait for this one;
+//   * (not attached now, but later) an import with a queued acquire that has
+//     not run its opening (the pipelined acquire + kernel + release): the
+//     fence is handed to that acquire, which attaches it right after its
+//     SYNC START (layer/handoff/acquire_opening.hpp).  SYNC START waits for
+//     every fence of the dma-buf, so a fence attached before would hold the
+//     acquire until the release ran: a cycle;
 //   * the fast path (the release is done at once);
 //   * CLDMABUF_EXPLICIT_FENCES=off, no fence source (sw_sync or vgem), or a
 //     dma-buf that refused IMPORT_SYNC_FILE once (not asked again; logged

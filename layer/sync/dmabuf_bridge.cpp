@@ -68,6 +68,10 @@ DmabufSignal::~DmabufSignal() {
 }
 
 int DmabufSignal::attach(int dmabuf_fd) {
+    {
+        std::lock_guard lock(pending_state().mutex);
+        if (retired_) return -ECANCELED;  // signalled before it was attached: nothing to wait for
+    }
     LayerFence f;
     if (int err = create_layer_fence(&f); err < 0) return err;
     const int err = import_fence_into_dmabuf(dmabuf_fd, f.fence, /*write=*/true);
@@ -81,6 +85,10 @@ int DmabufSignal::attach(int dmabuf_fd) {
     }
     Pending &p = pending_state();
     std::lock_guard lock(p.mutex);
+    if (retired_) {  // signalled while it was being attached: let it go at once
+        signal_layer_fence(&f);
+        return -ECANCELED;
+    }
     fence_ = f;
     dmabuf_fd_ = dmabuf_fd;
     deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(fence_timeout_ms());
@@ -95,6 +103,7 @@ int DmabufSignal::attach(int dmabuf_fd) {
 
 void DmabufSignal::signal() {
     std::lock_guard lock(pending_state().mutex);
+    retired_ = true;  // an attach still to come (a release's fence handed to its acquire) does nothing
     signal_locked(nullptr);
 }
 

@@ -33,9 +33,11 @@ public:
     // A layer fence (sw_sync or vgem, fence_source.hpp) imported into
     // `dmabuf_fd` as a write fence, armed with the deadline.  0, or -errno
     // (-ENODEV: no fence source; the import's errno: IMPORT_SYNC_FILE
-    // refused, -ENOTTY before Linux 6.0) with nothing left behind.  Once only.
+    // refused, -ENOTTY before Linux 6.0; -ECANCELED: signal() came first)
+    // with nothing left behind.  Once only.
     int attach(int dmabuf_fd);
-    // Signals it (the release's host work).  Idempotent, thread-safe.
+    // Signals it (the release's host work).  Idempotent, thread-safe; before
+    // attach() it retires the fence, so a later attach() does nothing.
     void signal();
     // Attached and not signalled yet.
     bool pending() const;
@@ -50,6 +52,7 @@ private:
     LayerFence fence_;
     int dmabuf_fd_ = -1;  // for the log line only (the layer's dup, alive while the import is)
     std::chrono::steady_clock::time_point deadline_{};
+    bool retired_ = false;  // signal() ran (under the bridge's lock)
 };
 
 // The watchdog's work: signals (one warning each) the fences whose deadline
