@@ -257,6 +257,8 @@ cl_int CL_API_CALL finish(cl_command_queue q) {
     ++q->refs;
     const bool ended = wait_until(held, [q] { return q->pending.empty(); });
     --q->refs;
+    held.unlock();
+    park_point("clFinish");  // drained, not returned yet
     return ended ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
 }
 
@@ -287,6 +289,7 @@ cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem m, cl_bool blo
 cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t offset, size_t size,
                                         const void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
     if (injected_failure("clEnqueueWriteBuffer")) return CL_OUT_OF_RESOURCES;
+    park_point("clEnqueueWriteBuffer");
     {
         std::lock_guard guard(lock());
         if (cl_int err = check_buffer(q, m); err != CL_SUCCESS) return err;
@@ -393,6 +396,7 @@ cl_int CL_API_CALL enqueue_fill_buffer(cl_command_queue q, cl_mem m, const void 
                                        size_t offset, size_t size, cl_uint n, const cl_event *waits,
                                        cl_event *event) {
     if (injected_failure("clEnqueueFillBuffer")) return CL_OUT_OF_RESOURCES;
+    park_point("clEnqueueFillBuffer");  // counted by the layer, not in the queue yet
     if (!pattern || !psize || psize > 128 || (psize & (psize - 1)) || offset % psize || size % psize)
         return CL_INVALID_VALUE;
     std::vector<char> pat(static_cast<const char *>(pattern), static_cast<const char *>(pattern) + psize);

@@ -71,6 +71,14 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
     case PLATFORM_TESTICD_RUN_DESTRUCTORS:
         run_late_destructors();
         return answer(nullptr, 0, size, value, size_ret);
+    case PLATFORM_TESTICD_PARK:
+        arm_park(value && size ? std::string(static_cast<const char *>(value), strnlen(static_cast<const char *>(value), size)) : std::string());
+        if (size_ret) *size_ret = 0;
+        return CL_SUCCESS;
+    case PLATFORM_TESTICD_PARKED: return answer_value(cl_uint{park_state()}, size, value, size_ret);
+    case PLATFORM_TESTICD_UNPARK:
+        unpark();
+        return answer(nullptr, 0, size, value, size_ret);
     case PLATFORM_TESTICD_LOG_CLEAR:
         clear_record();
         return answer(nullptr, 0, size, value, size_ret);

@@ -64,6 +64,18 @@ constexpr cl_platform_info PLATFORM_TESTICD_FAULT_STATE = 0x7E5A;
 // of the buffers released since the last time.
 constexpr cl_platform_info PLATFORM_TESTICD_RUN_DESTRUCTORS = 0x7E5B;
 void run_late_destructors();
+// Park points (park.cpp): PLATFORM_TESTICD_PARK reads a function name
+// ("clEnqueueFillBuffer", "clFinish", ...): that function's next call stops
+// inside the ICD (an enqueue before its command is in the queue, clFinish
+// after the queue drained) until PLATFORM_TESTICD_UNPARK; PLATFORM_TESTICD_PARKED
+// answers a cl_uint, 1 while a call is parked.  Controls like the fault one.
+constexpr cl_platform_info PLATFORM_TESTICD_PARK = 0x7E60;
+constexpr cl_platform_info PLATFORM_TESTICD_PARKED = 0x7E61;
+constexpr cl_platform_info PLATFORM_TESTICD_UNPARK = 0x7E62;
+void arm_park(const std::string &function);
+void park_point(const char *function);
+bool park_state();
+void unpark();
 void arm_failure(const std::string &spec);
 bool injected_failure(const char *function);  // true: this call is the one to fail
 void fault_state(cl_ulong out[4]);
