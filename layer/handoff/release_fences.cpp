@@ -4,6 +4,7 @@
 
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/handoff/acquire_opening.hpp"
+#include "layer/handoff/plan.hpp"
 #include "layer/host_step.hpp"
 #include "layer/import_state.hpp"
 #include "layer/log.hpp"
@@ -16,26 +17,27 @@ void forget_refusal(const Import &import);
 ImportState<bool> refused(forget_refusal);
 void forget_refusal(const Import &import) { refused.forget(import); }
 
-bool wants_fence(const Import &import) {
-    if ((import.flags & CL_MEM_READ_ONLY) || import.over_tiled_shadow() || refused.find(import)) return false;
-    // A map, a blitter copy, a tiled shadow's step, an acquire without an
-    // opening: each would wait for the fence when it runs, until the timeout.
-    // (Acquires with an opening take it over: below.)
-    return host_steps_unfinished_on(import.mem).dmabuf_fences == 0;
-}
-
 }  // namespace
 
 ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list) {
     ReleaseFences fences;
-    if (!explicit_fences_on() || !sync::can_export_sync_fd()) return fences;
+    const bool fences_on = explicit_fences_on() && sync::can_export_sync_fd();
+    if (!fences_on) return fences;
     for (const auto &import : list) {
-        if (!wants_fence(*import)) continue;
+        ReleaseFenceFacts f;
+        f.fences_on = fences_on;
+        f.read_only = import->flags & CL_MEM_READ_ONLY;
+        f.tiled_shadow = import->over_tiled_shadow();
+        f.refused_before = refused.find(*import) != nullptr;
+        const UnfinishedSteps earlier = host_steps_unfinished_on(import->mem);
+        f.earlier_dmabuf_steps = earlier.dmabuf_fences > 0;
+        f.earlier_acquires = earlier.openable_acquires > 0;
+        const ReleaseFence plan = plan_release_fence(f);
+        if (plan == ReleaseFence::none) continue;
         auto fence = std::make_shared<sync::DmabufSignal>();
-        // An acquire of the import that has not run its opening yet attaches
-        // it after its SYNC START (layer/handoff/acquire_opening.hpp): never
-        // before the acquire ran.
-        if (host_steps_unfinished_on(import->mem).openable_acquires > 0 && hand_fence_to_acquire(*import, fence)) {
+        // To the acquire ahead (layer/handoff/acquire_opening.hpp), unless it
+        // finished its opening meanwhile: then now.
+        if (plan == ReleaseFence::hand_to_acquire && hand_fence_to_acquire(*import, fence)) {
             fences.push_back(std::move(fence));
             continue;
         }

@@ -1,0 +1,53 @@
+#include "layer/handoff/plan.hpp"
+
+namespace cldmabuf {
+
+HandoffPlan plan_handoff(const HandoffFacts &f) {
+    // Queued whenever there is something the caller's thread must not wait
+    // for or cannot do: a wait list (its events may be user events), a
+    // blitter de-/re-tile, a transfer too large to hold the caller for, a
+    // failure the queue owes (the step carries its semantics), a profiling
+    // event (the step's own timestamps).
+    if (f.wait_list || f.tiled_shadow || f.slow_transfer || f.queue_failed || f.profiled_event) return {};
+    // A large registered release holds the caller for its Read: only when
+    // that Read is all there is to wait for (the quiet queue).
+    if (f.large_registered && !f.acquire && !f.quiet) return {};
+    // Fast, quiet.  Invariant: no application command began or ended since
+    // the queue was last seen idle (the word, layer/queue/epoch.hpp) and no
+    // layer step is unfinished, so every earlier command of the queue is
+    // complete: the marker need not be asked.
+    if (f.quiet) return {HandoffWay::fast_quiet, true};
+    // Fast, unwatched (copy-route acquire).  Invariant: the device reads only
+    // its own copy, refreshed by the ICD's Write, which runs in queue order
+    // after every earlier command; what must come before the SYNC START are
+    // the layer's own earlier steps, and none is unfinished.  The queue is
+    // not known idle, so nothing is noted.
+    if (f.acquire && f.copy_route_only && !f.steps_unfinished) return {HandoffWay::fast_unwatched, false};
+    // Fast if the marker says so.  Invariant: the marker completes only after
+    // every earlier command of the queue.
+    return {HandoffWay::fast_watched, true};
+}
+
+bool completes_fast(HandoffWay way, bool marker_idle, bool fences_clear) {
+    switch (way) {
+    case HandoffWay::queued: return false;
+    case HandoffWay::fast_quiet:
+    case HandoffWay::fast_unwatched: return fences_clear;  // the marker is idle by the plan's invariant
+    case HandoffWay::fast_watched: return marker_idle && fences_clear;
+    }
+    return false;
+}
+
+ReleaseFence plan_release_fence(const ReleaseFenceFacts &f) {
+    if (!f.fences_on || f.read_only || f.tiled_shadow || f.refused_before) return ReleaseFence::none;
+    // A map, a blitter copy, a tiled shadow's step or an acquire without an
+    // opening would wait for the fence when it runs: until the timeout.
+    if (f.earlier_dmabuf_steps) return ReleaseFence::none;
+    // Invariant (issue #28 item 2): no fence of a release is in a dma-buf
+    // before the acquire ahead of it ran its opening, whose SYNC START would
+    // wait for it — a cycle through whoever completes the acquire's wait list.
+    if (f.earlier_acquires) return ReleaseFence::hand_to_acquire;
+    return ReleaseFence::attach_now;
+}
+
+}  // namespace cldmabuf

@@ -1,0 +1,106 @@
+// The handoff's choices (layer/handoff/plan.hpp) over their whole tables:
+// every combination of the facts, checked against the rules as the docs
+// state them (docs/layer-rules.md, "The queue protocol"), plus the rows a
+// reader would look for first.
+#include <catch2/catch_test_macros.hpp>
+
+#include "layer/handoff/plan.hpp"
+
+using namespace cldmabuf;
+
+namespace {
+
+HandoffFacts facts_from_bits(unsigned bits) {
+    HandoffFacts f;
+    f.acquire = bits & 1;
+    f.wait_list = bits & 2;
+    f.profiled_event = bits & 4;
+    f.queue_failed = bits & 8;
+    f.tiled_shadow = bits & 16;
+    f.slow_transfer = bits & 32;
+    f.large_registered = bits & 64;
+    f.quiet = bits & 128;
+    f.copy_route_only = bits & 256;
+    f.steps_unfinished = bits & 512;
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("handoff plan: every combination of the facts", "[handoff-plan]") {
+    int fast = 0, quiet = 0, unwatched = 0;
+    for (unsigned bits = 0; bits < 1024; ++bits) {
+        const HandoffFacts f = facts_from_bits(bits);
+        const HandoffPlan p = plan_handoff(f);
+        INFO("facts bits " << bits);
+        // Something the caller's thread must not wait for or cannot do: queued.
+        const bool must_queue = f.wait_list || f.profiled_event || f.queue_failed || f.tiled_shadow ||
+                                f.slow_transfer || (f.large_registered && !f.acquire && !f.quiet);
+        CHECK((p.way == HandoffWay::queued) == must_queue);
+        if (must_queue) {
+            CHECK_FALSE(p.note_quiet);
+            continue;
+        }
+        ++fast;
+        // The marker goes unasked only on the quiet queue, or for a copy-route
+        // acquire while no layer step is unfinished.
+        CHECK((p.way == HandoffWay::fast_quiet) == f.quiet);
+        const bool copy_acquire = !f.quiet && f.acquire && f.copy_route_only && !f.steps_unfinished;
+        CHECK((p.way == HandoffWay::fast_unwatched) == copy_acquire);
+        CHECK((p.way == HandoffWay::fast_watched) == (!f.quiet && !copy_acquire));
+        // The queue is noted idle only when it was known idle (quiet, or the marker said so).
+        CHECK(p.note_quiet == (p.way != HandoffWay::fast_unwatched));
+        quiet += p.way == HandoffWay::fast_quiet;
+        unwatched += p.way == HandoffWay::fast_unwatched;
+    }
+    CHECK(fast > 0);
+    CHECK(quiet > 0);
+    CHECK(unwatched > 0);
+}
+
+TEST_CASE("handoff plan: the rows that matter", "[handoff-plan]") {
+    HandoffFacts f;  // an acquire, no wait list, nothing known
+    CHECK(plan_handoff(f).way == HandoffWay::fast_watched);
+    f.quiet = true;
+    CHECK(plan_handoff(f).way == HandoffWay::fast_quiet);
+    f.wait_list = true;  // a user event may hold it: never on the caller's thread
+    CHECK(plan_handoff(f).way == HandoffWay::queued);
+    HandoffFacts release;
+    release.acquire = false;
+    release.copy_route_only = true;  // a copy-route release still asks its marker
+    CHECK(plan_handoff(release).way == HandoffWay::fast_watched);
+    release.large_registered = true;  // its Read would hold the caller behind a running queue
+    CHECK(plan_handoff(release).way == HandoffWay::queued);
+    release.quiet = true;  // ... unless the Read is all there is to wait for
+    CHECK(plan_handoff(release).way == HandoffWay::fast_quiet);
+}
+
+TEST_CASE("handoff plan: a fast way completes only with its marker idle (or known idle) and no fence pending",
+          "[handoff-plan]") {
+    for (int idle = 0; idle < 2; ++idle)
+        for (int clear = 0; clear < 2; ++clear) {
+            CHECK_FALSE(completes_fast(HandoffWay::queued, idle, clear));
+            CHECK(completes_fast(HandoffWay::fast_quiet, idle, clear) == bool(clear));
+            CHECK(completes_fast(HandoffWay::fast_unwatched, idle, clear) == bool(clear));
+            CHECK(completes_fast(HandoffWay::fast_watched, idle, clear) == (idle && clear));
+        }
+}
+
+TEST_CASE("release fence plan: every combination; never attached while an acquire ahead has not run",
+          "[handoff-plan]") {
+    for (unsigned bits = 0; bits < 64; ++bits) {
+        ReleaseFenceFacts f;
+        f.fences_on = bits & 1;
+        f.read_only = bits & 2;
+        f.tiled_shadow = bits & 4;
+        f.refused_before = bits & 8;
+        f.earlier_dmabuf_steps = bits & 16;
+        f.earlier_acquires = bits & 32;
+        INFO("facts bits " << bits);
+        const ReleaseFence r = plan_release_fence(f);
+        const bool none = !f.fences_on || f.read_only || f.tiled_shadow || f.refused_before || f.earlier_dmabuf_steps;
+        CHECK((r == ReleaseFence::none) == none);
+        if (!none) CHECK(r == (f.earlier_acquires ? ReleaseFence::hand_to_acquire : ReleaseFence::attach_now));
+        if (f.earlier_acquires) CHECK(r != ReleaseFence::attach_now);  // issue #28 item 2
+    }
+}
