@@ -5,25 +5,43 @@
 #include <unordered_map>
 #include <vector>
 
+#include "layer/dispatch.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/acquire_fences.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/plan.hpp"
 #include "layer/log.hpp"
+#include "layer/queue/user_events.hpp"
+#include "layer/stats.hpp"
 
 namespace cldmabuf {
 
 class AcquireOpening {
 public:
-    explicit AcquireOpening(std::shared_ptr<Import> import) : import_(std::move(import)) {}
+    AcquireOpening(std::shared_ptr<Import> import, std::vector<cl_event> waits)
+        : import_(std::move(import)), waits_(std::move(waits)) {}
     ~AcquireOpening();
     AcquireOpening(const AcquireOpening &) = delete;
     AcquireOpening &operator=(const AcquireOpening &) = delete;
 
-    // Under openings_mutex: whether the step finished its opening (the
-    // release then attaches itself), and the fences handed over until then.
-    bool finished = false;
-    uint64_t sequence = 0;  // enqueue order among the import's openings
-    std::vector<std::shared_ptr<sync::DmabufSignal>> handed;
+    // pending: neither side has begun; opened_ahead: a release did it, the
+    // step skips it; opening: the step is at it; done: the step finished it.
+    enum class State { pending, opened_ahead, opening, done };
+    State state = State::pending;  // under openings_mutex
+    uint64_t sequence = 0;         // enqueue order among the import's openings
+    std::vector<std::shared_ptr<sync::DmabufSignal>> handed;  // attached after the step's START
     std::shared_ptr<Import> import_;
+    std::vector<cl_event> waits_;  // the acquire's wait list, retained
+    bool waits_complete() const {
+        for (cl_event e : waits_) {
+            cl_int status = CL_QUEUED;
+            if (next().clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+                    CL_SUCCESS ||
+                status != CL_COMPLETE)
+                return false;
+        }
+        return true;
+    }
 };
 
 namespace {
@@ -34,18 +52,25 @@ std::mutex openings_mutex;
 auto *openings = new std::unordered_multimap<const Import *, AcquireOpening *>;
 uint64_t next_sequence = 0;  // under openings_mutex
 
+bool unopened(const AcquireOpening &o) {
+    return o.state == AcquireOpening::State::pending || o.state == AcquireOpening::State::opening;
+}
+
 }  // namespace
 
 AcquireOpening::~AcquireOpening() {
-    std::lock_guard lock(openings_mutex);
-    auto range = openings->equal_range(import_.get());
-    for (auto it = range.first; it != range.second; ++it)
-        if (it->second == this) {
-            openings->erase(it);
-            break;
-        }
+    {
+        std::lock_guard lock(openings_mutex);
+        auto range = openings->equal_range(import_.get());
+        for (auto it = range.first; it != range.second; ++it)
+            if (it->second == this) {
+                openings->erase(it);
+                break;
+            }
+    }
     // A step dropped without running: the fences handed to it were never
     // attached; their releases signal them, which retires them.
+    for (cl_event e : waits_) next().clReleaseEvent(e);
 }
 
 cl_int open_acquire(const Import &import) {
@@ -54,8 +79,11 @@ cl_int open_acquire(const Import &import) {
     return sync_start(import, access, "acquire");
 }
 
-std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import) {
-    auto opening = std::make_shared<AcquireOpening>(import);
+std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import, cl_uint num_events,
+                                                     const cl_event *wait_list) {
+    std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
+    for (cl_event e : waits) next().clRetainEvent(e);
+    auto opening = std::make_shared<AcquireOpening>(import, std::move(waits));
     std::lock_guard lock(openings_mutex);
     opening->sequence = next_sequence++;
     openings->emplace(import.get(), opening.get());
@@ -63,11 +91,19 @@ std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Impor
 }
 
 cl_int open_in_step(AcquireOpening &opening) {
+    {
+        std::lock_guard lock(openings_mutex);
+        if (opening.state == AcquireOpening::State::opened_ahead) {
+            opening.state = AcquireOpening::State::done;
+            return CL_SUCCESS;
+        }
+        opening.state = AcquireOpening::State::opening;
+    }
     const cl_int err = open_acquire(*opening.import_);
     std::vector<std::shared_ptr<sync::DmabufSignal>> handed;
     {
         std::lock_guard lock(openings_mutex);
-        opening.finished = true;
+        opening.state = AcquireOpening::State::done;
         handed.swap(opening.handed);
     }
     if (err != CL_SUCCESS) return err;  // the releases signal theirs: nothing was attached
@@ -78,15 +114,42 @@ cl_int open_in_step(AcquireOpening &opening) {
     return CL_SUCCESS;
 }
 
-bool hand_fence_to_acquire(const Import &import, std::shared_ptr<sync::DmabufSignal> fence) {
+bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence) {
+    const uint64_t access = import.sync_access_flags();
+    // Held across the START: it returns at once (nothing pending), and the
+    // step must not begin its own meanwhile.
     std::lock_guard lock(openings_mutex);
-    AcquireOpening *newest = nullptr;
+    std::vector<AcquireOpening *> ahead;
     auto range = openings->equal_range(&import);
     for (auto it = range.first; it != range.second; ++it)
-        if (!it->second->finished && (!newest || it->second->sequence > newest->sequence)) newest = it->second;
-    if (!newest) return false;
+        if (unopened(*it->second)) ahead.push_back(it->second);
+    if (ahead.empty()) return true;
+    AheadFacts f;
+    f.wait_lists_complete = true;
+    for (const AcquireOpening *o : ahead) {
+        f.step_running |= o->state == AcquireOpening::State::opening;
+        f.wait_lists_complete = f.wait_lists_complete && o->waits_complete();
+    }
+    f.user_events_pending = user_events_pending() > 0;
+    f.fence_pending_now = !f.step_running && !fences_signalled_now(import, access);
+    AcquireOpening *newest = ahead.front();
+    for (AcquireOpening *o : ahead)
+        if (o->sequence > newest->sequence) newest = o;
+    if (plan_acquire_ahead(f) == AcquireAhead::open_ahead) {
+        stats().fence_waits++;
+        stats().syncs++;
+        if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err == 0) {
+            for (AcquireOpening *o : ahead) o->state = AcquireOpening::State::opened_ahead;
+            LOG_DEBUG("release: opened the pending acquire of dma-buf fd %d ahead (nothing it follows can wait "
+                      "for an external party, no fence pending), so its fence goes in now", import.fd);
+            return true;
+        } else {
+            LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "
+                      "does it and attaches the release's fence", import.fd, std::strerror(-err));
+        }
+    }
     newest->handed.push_back(std::move(fence));
-    return true;
+    return false;
 }
 
 }  // namespace cldmabuf

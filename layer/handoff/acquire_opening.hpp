@@ -4,30 +4,33 @@
 // release fences that releases enqueued behind it handed over, attached
 // right after (issue #28 item 2).
 //
-// Why a release hands its fence over instead of attaching it: SYNC START
-// waits for every fence in the dma-buf in its direction, unbounded
-// (drivers/dma-buf/dma-buf.c, __dma_buf_begin_cpu_access); the acquire's
-// fence wait would wait for it too.  A release fence attached while the
-// acquire has not run holds the acquire until the release ran, which it
-// cannot before the acquire: a cycle that only the watchdog breaks
-// (CLDMABUF_FENCE_TIMEOUT_MS).  Issue #20 broke it by doing the acquire's
-// SYNC START ahead, at the release's enqueue, when no fence was pending
-// then; issue #28 found what that costs: an acquire held by a user event
-// that a fence-honouring producer completes (it waits for the dma-buf's
-// fences before writing, as Mesa does) made the producer wait for the
-// release's fence, which waits for the kernel, which waits for the
-// producer — 1 s a frame; and the START moved before the producer's
-// writes.
+// Why: SYNC START waits for every fence in the dma-buf in its direction,
+// unbounded (drivers/dma-buf/dma-buf.c, __dma_buf_begin_cpu_access); the
+// acquire's fence wait would wait for it too.  A release fence attached
+// while the acquire has not opened holds the acquire until the release ran,
+// which it cannot before the acquire: a cycle only the watchdog breaks.  So
+// a release whose import has an acquire ahead that has not opened either
+//   - opens it ahead, on the application's thread, then attaches now (the
+//     pipelined fence at once: a compositor that takes the dma-buf right
+//     after the release waits for it), when that is safe; or
+//   - hands its fence to the newest such acquire, which attaches it right
+//     after its own SYNC START.
+// Safe (layer/handoff/plan.hpp, plan_acquire_ahead) means: no step is at
+// its opening, the acquires' wait lists have completed, the application
+// has no user event without a status, and no fence of the dma-buf is
+// pending.  Issue #20 opened ahead whenever no fence was pending; issue #28
+// found the cost: an acquire held by a user event that a fence-honouring
+// producer completes (it waits for the dma-buf's fences before writing, as
+// Mesa does) made the producer wait for the release's fence, which waits for
+// the kernel, which waits for the producer — 1 s a frame — and the START
+// moved before the producer's writes.
 //
 // The invariant (docs/layer-rules.md, "The queue protocol"): no fence of a
-// release is in a dma-buf before the acquire ahead of it on that import has
-// run its opening, and no SYNC START is done on behalf of an acquire before
-// its step runs (its wait list and every earlier command complete).  So the
-// acquire waits only for fences that are not the layer's own, and a
-// consumer that looks at the dma-buf between the release's enqueue and the
-// acquire's run sees it as the external API still owns it — which it does.
-// From the acquire's run on, the release's fence is there: an implicit-sync
-// consumer waits for the release (the pipelined fence, kept).
+// release is in a dma-buf before the acquire ahead of it has done its SYNC
+// START, and no SYNC START is done ahead for an acquire that may still wait
+// for an external party.  A consumer that looks at the dma-buf between a
+// handed-over release's enqueue and its acquire's run sees it as the
+// external API still owns it — which it does.
 #pragma once
 
 #include <memory>
@@ -44,20 +47,24 @@ class AcquireOpening;
 // every queued acquire step does on an in-place or copy-route import.
 cl_int open_acquire(const Import &import);
 
-// A pending opening of `import` for an acquire step about to be enqueued,
-// findable by hand_fence_to_acquire until it is destroyed (with the step's
-// work, whether it ran or was dropped).
-std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import);
+// A pending opening of `import` for an acquire step about to be enqueued
+// with that wait list (its events are retained while the opening lives),
+// findable by releases until it is destroyed (with the step's work, whether
+// it ran or was dropped).
+std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import, cl_uint num_events,
+                                                     const cl_event *wait_list);
 
-// The acquire step's part: open_acquire, then (when it succeeded) attach
-// every release fence handed over.  A fence that does not attach is logged
-// at debug; its release behaves as one without a fence.
+// The acquire step's part: open_acquire unless a release did it ahead,
+// then (when it succeeded) attach every release fence handed over.  A fence
+// that does not attach is logged at debug; its release behaves as one
+// without a fence.
 cl_int open_in_step(AcquireOpening &opening);
 
-// A release's part, on the application's thread: `fence` (not attached)
-// goes to the newest opening of `import` that has not finished, which
-// attaches it after its SYNC START.  False when none is left (every acquire
-// of the import ran): the caller attaches it now.
-bool hand_fence_to_acquire(const Import &import, std::shared_ptr<sync::DmabufSignal> fence);
+// A release's part, on the application's thread, for `fence` (not attached
+// yet): every acquire of `import` that has not opened is opened ahead now
+// (then true: the caller attaches the fence now), or the fence goes to the
+// newest of them (false: that acquire attaches it).  True as well when no
+// such acquire is left.
+bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence);
 
 }  // namespace cldmabuf

@@ -137,12 +137,12 @@ cl_int enqueue_fast_failure(HostStep step, const ImportList &list, cl_int failur
 // is a blitter execbuffer on the dma-buf, which waits for every fence, so
 // the step stays one that waits on them).
 using Openings = std::vector<std::shared_ptr<AcquireOpening>>;
-Openings openings_of(const ImportList &list) {
+Openings openings_of(const ImportList &list, cl_uint num_events, const cl_event *wait_list) {
     Openings out;
     if (!explicit_fences_on() || !sync::can_export_sync_fd()) return out;
     for (const auto &import : list)
         if (import->over_tiled_shadow()) return out;
-    for (const auto &import : list) out.push_back(make_acquire_opening(import));
+    for (const auto &import : list) out.push_back(make_acquire_opening(import, num_events, wait_list));
     return out;
 }
 
@@ -209,7 +209,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     if (fast_failure != CL_SUCCESS) return enqueue_fast_failure(std::move(step), list, fast_failure, event);
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     const StagingList staging = stagings_of(list, queue, copied_in);
-    const Openings openings = openings_of(list);
+    const Openings openings = openings_of(list, num_events, wait_list);
     if (!openings.empty()) step.waits = HostStep::Waits::openable_acquire;
     // The openings are destroyed with the work, run or dropped.
     step.work = [list, staging, openings](cl_int prior) -> cl_int {

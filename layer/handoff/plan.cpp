@@ -43,11 +43,23 @@ ReleaseFence plan_release_fence(const ReleaseFenceFacts &f) {
     // A map, a blitter copy, a tiled shadow's step or an acquire without an
     // opening would wait for the fence when it runs: until the timeout.
     if (f.earlier_dmabuf_steps) return ReleaseFence::none;
-    // Invariant (issue #28 item 2): no fence of a release is in a dma-buf
-    // before the acquire ahead of it ran its opening, whose SYNC START would
-    // wait for it — a cycle through whoever completes the acquire's wait list.
-    if (f.earlier_acquires) return ReleaseFence::hand_to_acquire;
+    if (f.earlier_acquires) return ReleaseFence::with_acquire;
     return ReleaseFence::attach_now;
+}
+
+AcquireAhead plan_acquire_ahead(const AheadFacts &f) {
+    // Invariant (issue #28 item 2): a release fence is in the dma-buf before
+    // the acquire ahead of it ran only if that acquire's SYNC START is done
+    // (else the START would wait for the fence: a cycle), and the START is
+    // done ahead only when nothing the acquire follows can still be waiting
+    // for an external party — no user event of the application without a
+    // status, every event of its wait list complete — and no fence of the
+    // dma-buf is pending (the START then returns at once, after every
+    // producer's write).  A producer that honours implicit sync and
+    // completes a user event therefore never waits for the release.
+    if (f.step_running || !f.wait_lists_complete || f.user_events_pending || f.fence_pending_now)
+        return AcquireAhead::hand_over;
+    return AcquireAhead::open_ahead;
 }
 
 }  // namespace cldmabuf

@@ -57,11 +57,27 @@ struct ReleaseFenceFacts {
 };
 
 enum class ReleaseFence {
-    none,             // attach nothing: the release behaves as one without explicit fences
-    attach_now,       // into the dma-buf at the release's enqueue
-    hand_to_acquire,  // to the acquire ahead, which attaches it right after its SYNC START
+    none,          // attach nothing: the release behaves as one without explicit fences
+    attach_now,    // into the dma-buf at the release's enqueue
+    with_acquire,  // an acquire ahead has not run its opening: plan_acquire_ahead decides
 };
 
 ReleaseFence plan_release_fence(const ReleaseFenceFacts &facts);
+
+// A release fence and the acquires ahead of it on one import that have not
+// run their opening (fence wait + SYNC START; layer/handoff/acquire_opening.hpp).
+struct AheadFacts {
+    bool step_running = false;         // an acquire's step is at its opening now
+    bool wait_lists_complete = false;  // every such acquire's wait list has completed
+    bool user_events_pending = false;  // the application has user events without a status (layer/queue/user_events.hpp)
+    bool fence_pending_now = false;    // a fence of the dma-buf is pending (a zero-timeout poll)
+};
+
+enum class AcquireAhead {
+    open_ahead,  // do their SYNC START now, then attach the fence now (the pipelined fence, at once)
+    hand_over,   // the newest acquire attaches it right after its own SYNC START
+};
+
+AcquireAhead plan_acquire_ahead(const AheadFacts &facts);
 
 }  // namespace cldmabuf

@@ -35,9 +35,9 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
         const ReleaseFence plan = plan_release_fence(f);
         if (plan == ReleaseFence::none) continue;
         auto fence = std::make_shared<sync::DmabufSignal>();
-        // To the acquire ahead (layer/handoff/acquire_opening.hpp), unless it
-        // finished its opening meanwhile: then now.
-        if (plan == ReleaseFence::hand_to_acquire && hand_fence_to_acquire(*import, fence)) {
+        // An acquire ahead that has not opened (layer/handoff/acquire_opening.hpp):
+        // opened ahead, then the fence goes in now; or it takes the fence.
+        if (plan == ReleaseFence::with_acquire && !open_ahead_or_hand_over(*import, fence)) {
             fences.push_back(std::move(fence));
             continue;
         }

@@ -535,6 +535,43 @@ TEST_CASE("explicit fences: a fence-honouring producer that completes the acquir
     close(watch);
 }
 
+// The pipelined fence at once where nothing can wait for an external party:
+// the acquire waits only for the queue (a blitter copy the virtual Gen9
+// holds), no user event of the application's is without a status, no fence
+// is pending on the dma-buf.  The release opens the acquire ahead and its
+// fence is in the dma-buf from its enqueue on (a compositor handed the
+// dma-buf right after the release waits for it).
+TEST_CASE("explicit fences: an acquire that waits only for its queue is opened ahead by the release: the fence is "
+          "there at once",
+          "[explicit-fences]") {
+    REQUIRE_DMABUF();
+    if (!vgen9().loaded) SKIP("needs the virtual Gen9 blitter to hold the queue without a user event");
+    ClEnv env;
+    ImportedBuffer a(env, 65536), b(env, 65536), c(env, 65536);
+    REQUIRE_RELEASE_FENCES(env, c);
+    const int watch = consumer_fd(c.buf);
+    const uint64_t before = vgen9().submitted();
+    vgen9().set_manual(1);
+    cl_event copy = nullptr, acq = nullptr, rel = nullptr;
+    REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 0, 0, 4096, 0, nullptr, &copy) == CL_SUCCESS);
+    REQUIRE(clFlush(env.queue) == CL_SUCCESS);
+    REQUIRE(vgen9().wait_for_submission(before, 10000));
+    REQUIRE(env.acquire(env.queue, 1, &c.mem, 0, nullptr, &acq) == CL_SUCCESS);
+    const cl_uint pattern = 0xa7ead;
+    REQUIRE(clEnqueueFillBuffer(env.queue, c.mem, &pattern, sizeof pattern, 0, c.size, 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 1, &c.mem, 0, nullptr, &rel) == CL_SUCCESS);
+    CHECK(status_of(acq) != CL_COMPLETE);  // behind the held copy
+    CHECK(writer_pending(watch));          // the release's fence, at once
+    vgen9().set_manual(0);
+    vgen9().tick(64);
+    CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
+    CHECK(writer_done_within(watch, 1000));
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    for (cl_event e : {copy, acq, rel}) clReleaseEvent(e);
+    close(watch);
+}
+
 TEST_CASE("explicit fences: two pipelined rounds on one import: the second release, behind a pending fence, "
           "attaches none and nothing waits for the timeout",
           "[explicit-fences][kernel]") {

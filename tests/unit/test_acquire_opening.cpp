@@ -1,7 +1,7 @@
 // An acquire's opening (fence wait + SYNC START, layer/handoff/acquire_opening)
-// over a scripted kernel: done by its step only, once (issue #28 item 2: a
-// release never does it ahead), and a release's fence goes to the newest
-// acquire of the import that has not finished its opening.
+// over a scripted kernel: done once, ahead by a release only when nothing
+// can be pending (issue #28 item 2), else by its step, which then attaches
+// the fence the release handed over (to the newest unopened acquire).
 #include <catch2/catch_test_macros.hpp>
 
 #include <poll.h>
@@ -38,59 +38,74 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("acquire opening: a release hands its fence to the pending acquire and does no SYNC START itself",
+TEST_CASE("acquire opening: with nothing pending a release opens it ahead; the step then skips it",
           "[acquire-opening]") {
     Fixture f;
-    auto opening = make_acquire_opening(f.import);
-    CHECK(hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>()));
-    CHECK(f.sync_starts() == 0);  // nothing opened before the step runs
-    CHECK(f.k.polls == 0);        // and no look at the fences either
-    CHECK(open_in_step(*opening) == CL_SUCCESS);
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
     CHECK(f.sync_starts() == 1);
-    // Finished: a later release attaches its own.
-    CHECK_FALSE(hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>()));
+    CHECK(f.k.polls == 1);  // the zero-timeout look
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));  // nothing left to open
+    CHECK(open_in_step(*opening) == CL_SUCCESS);
+    CHECK(f.sync_starts() == 1);  // no second START
+    CHECK(f.k.polls == 1);        // and no fence wait
 }
 
-TEST_CASE("acquire opening: while its step waits for the fences a release still hands over; a destroyed opening "
-          "takes nothing",
+TEST_CASE("acquire opening: a pending fence hands the release's fence to the step, which starts and attaches",
           "[acquire-opening]") {
     Fixture f;
-    auto opening = make_acquire_opening(f.import);
-    bool handed_during_step = false;
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    f.k.on_poll = [](struct pollfd *, int) { return 0; };  // a producer's fence pending
+    CHECK_FALSE(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
+    CHECK(f.sync_starts() == 0);  // never before the producer is done
+    f.k.on_poll = [](struct pollfd *p, int) { p->revents = p->events; return 1; };
+    CHECK(open_in_step(*opening) == CL_SUCCESS);
+    CHECK(f.sync_starts() == 1);
+    // Done: a later release attaches its own.
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
+    CHECK(f.sync_starts() == 1);
+}
+
+TEST_CASE("acquire opening: while its step is at it a release hands over; a destroyed opening takes nothing",
+          "[acquire-opening]") {
+    Fixture f;
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    bool opened_or_none = true;
     f.k.on_poll = [&](struct pollfd *p, int) {
-        handed_during_step = hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>());
+        opened_or_none = open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>());
         p->revents = p->events;
         return 1;
     };
     CHECK(open_in_step(*opening) == CL_SUCCESS);
-    CHECK(handed_during_step);
+    CHECK_FALSE(opened_or_none);  // handed to the running step
     CHECK(f.sync_starts() == 1);
-    auto dropped = make_acquire_opening(f.import);
+    f.k.on_poll = [](struct pollfd *, int) { return 0; };
+    auto dropped = make_acquire_opening(f.import, 0, nullptr);
     dropped.reset();  // the step's work destroyed without running
-    CHECK_FALSE(hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>()));
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
+    CHECK(f.sync_starts() == 1);
 }
 
-TEST_CASE("acquire opening: the newest unfinished acquire of the import takes the fence", "[acquire-opening]") {
+TEST_CASE("acquire opening: the newest unopened acquire of the import takes the fence", "[acquire-opening]") {
     Fixture f;
-    auto first = make_acquire_opening(f.import);
-    auto second = make_acquire_opening(f.import);
-    auto other_import = std::make_shared<Import>();
-    other_import->fd = 8;
-    auto other = make_acquire_opening(other_import);
-    CHECK(hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>()));
-    CHECK(open_in_step(*second) == CL_SUCCESS);  // took it; the first is still pending
-    CHECK(hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>()));  // to the first
+    auto first = make_acquire_opening(f.import, 0, nullptr);
+    auto second = make_acquire_opening(f.import, 0, nullptr);
+    f.k.on_poll = [](struct pollfd *, int) { return 0; };  // a fence pending: no opening ahead
+    CHECK_FALSE(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
+    f.k.on_poll = [](struct pollfd *p, int) { p->revents = p->events; return 1; };
+    CHECK(open_in_step(*second) == CL_SUCCESS);  // took it; the first has not opened
+    f.k.on_poll = [](struct pollfd *, int) { return 0; };
+    CHECK_FALSE(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));  // to the first
+    f.k.on_poll = [](struct pollfd *p, int) { p->revents = p->events; return 1; };
     CHECK(open_in_step(*first) == CL_SUCCESS);
-    CHECK_FALSE(hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>()));
-    other.reset();
-    forget_import_state(*other_import);
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
 }
 
 TEST_CASE("acquire opening: a failed opening attaches nothing; the step reports the failure", "[acquire-opening]") {
     Fixture f;
-    auto opening = make_acquire_opening(f.import);
-    CHECK(hand_fence_to_acquire(*f.import, std::make_shared<sync::DmabufSignal>()));
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
     f.k.on_poll = [](struct pollfd *, int) { return 0; };  // the producer's fence never signals
+    CHECK_FALSE(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
     CHECK(open_in_step(*opening) != CL_SUCCESS);
     CHECK(f.sync_starts() == 0);
 }

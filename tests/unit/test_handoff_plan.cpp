@@ -100,7 +100,29 @@ TEST_CASE("release fence plan: every combination; never attached while an acquir
         const ReleaseFence r = plan_release_fence(f);
         const bool none = !f.fences_on || f.read_only || f.tiled_shadow || f.refused_before || f.earlier_dmabuf_steps;
         CHECK((r == ReleaseFence::none) == none);
-        if (!none) CHECK(r == (f.earlier_acquires ? ReleaseFence::hand_to_acquire : ReleaseFence::attach_now));
+        if (!none) CHECK(r == (f.earlier_acquires ? ReleaseFence::with_acquire : ReleaseFence::attach_now));
         if (f.earlier_acquires) CHECK(r != ReleaseFence::attach_now);  // issue #28 item 2
     }
+}
+
+TEST_CASE("acquire-ahead plan: opened ahead only when nothing it follows can wait for an external party",
+          "[handoff-plan]") {
+    int ahead = 0;
+    for (unsigned bits = 0; bits < 16; ++bits) {
+        AheadFacts f;
+        f.step_running = bits & 1;
+        f.wait_lists_complete = bits & 2;
+        f.user_events_pending = bits & 4;
+        f.fence_pending_now = bits & 8;
+        INFO("facts bits " << bits);
+        const bool safe = !f.step_running && f.wait_lists_complete && !f.user_events_pending && !f.fence_pending_now;
+        CHECK((plan_acquire_ahead(f) == AcquireAhead::open_ahead) == safe);
+        ahead += safe;
+    }
+    CHECK(ahead == 1);
+    // Issue #28 item 2: the acquire held by a user event that a fence-honouring producer completes.
+    AheadFacts held;
+    held.wait_lists_complete = false;
+    held.user_events_pending = true;
+    CHECK(plan_acquire_ahead(held) == AcquireAhead::hand_over);
 }
