@@ -31,7 +31,6 @@
 
 #include "layer/blit/copy_overrides.hpp"
 #include "layer/queue/looked_up.hpp"
-#include "layer/queue/user_events.hpp"
 #include "layer/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/entry_chains.hpp"
@@ -225,9 +224,6 @@ void fill_layer_table(cl_icd_dispatch &t) {
     // steps, step timestamps, the failure clFinish owes.
     wrap(t.clGetEventInfo, get_event_info);
     wrap(t.clReleaseEvent, release_event);
-    // User events without a status (layer/queue/user_events.hpp).
-    wrap(t.clCreateUserEvent, create_user_event);
-    wrap(t.clSetUserEventStatus, set_user_event_status);
     wrap(t.clWaitForEvents, wait_for_events);
     wrap(t.clSetEventCallback, set_event_callback);
     wrap(t.clGetEventProfilingInfo, get_event_profiling_info);

@@ -11,7 +11,6 @@
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/plan.hpp"
 #include "layer/log.hpp"
-#include "layer/queue/user_events.hpp"
 #include "layer/stats.hpp"
 
 namespace cldmabuf {
@@ -130,7 +129,6 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         f.step_running |= o->state == AcquireOpening::State::opening;
         f.wait_lists_complete = f.wait_lists_complete && o->waits_complete();
     }
-    f.user_events_pending = user_events_pending() > 0;
     f.fence_pending_now = !f.step_running && !fences_signalled_now(import, access);
     AcquireOpening *newest = ahead.front();
     for (AcquireOpening *o : ahead)
@@ -140,8 +138,8 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         stats().syncs++;
         if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err == 0) {
             for (AcquireOpening *o : ahead) o->state = AcquireOpening::State::opened_ahead;
-            LOG_DEBUG("release: opened the pending acquire of dma-buf fd %d ahead (nothing it follows can wait "
-                      "for an external party, no fence pending), so its fence goes in now", import.fd);
+            LOG_DEBUG("release: opened the pending acquire of dma-buf fd %d ahead (its wait list complete, no "
+                      "fence pending), so its fence goes in now", import.fd);
             return true;
         } else {
             LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "

@@ -16,9 +16,8 @@
 //   - hands its fence to the newest such acquire, which attaches it right
 //     after its own SYNC START.
 // Safe (layer/handoff/plan.hpp, plan_acquire_ahead) means: no step is at
-// its opening, the acquires' wait lists have completed, the application
-// has no user event without a status, and no fence of the dma-buf is
-// pending.  Issue #20 opened ahead whenever no fence was pending; issue #28
+// its opening, the acquires' wait lists have completed, and no fence of the
+// dma-buf is pending.  Issue #20 opened ahead whenever no fence was pending; issue #28
 // found the cost: an acquire held by a user event that a fence-honouring
 // producer completes (it waits for the dma-buf's fences before writing, as
 // Mesa does) made the producer wait for the release's fence, which waits for
@@ -27,8 +26,8 @@
 //
 // The invariant (docs/layer-rules.md, "The queue protocol"): no fence of a
 // release is in a dma-buf before the acquire ahead of it has done its SYNC
-// START, and no SYNC START is done ahead for an acquire that may still wait
-// for an external party.  A consumer that looks at the dma-buf between a
+// START, and no SYNC START is done ahead for an acquire whose wait list has
+// not completed.  A consumer that looks at the dma-buf between a
 // handed-over release's enqueue and its acquire's run sees it as the
 // external API still owns it — which it does.
 #pragma once

@@ -51,13 +51,15 @@ AcquireAhead plan_acquire_ahead(const AheadFacts &f) {
     // Invariant (issue #28 item 2): a release fence is in the dma-buf before
     // the acquire ahead of it ran only if that acquire's SYNC START is done
     // (else the START would wait for the fence: a cycle), and the START is
-    // done ahead only when nothing the acquire follows can still be waiting
-    // for an external party — no user event of the application without a
-    // status, every event of its wait list complete — and no fence of the
-    // dma-buf is pending (the START then returns at once, after every
-    // producer's write).  A producer that honours implicit sync and
-    // completes a user event therefore never waits for the release.
-    if (f.step_running || !f.wait_lists_complete || f.user_events_pending || f.fence_pending_now)
+    // done ahead only when every event of that acquire's wait list has
+    // completed and no fence of the dma-buf is pending: the START then
+    // returns at once, after every producer's write, and a producer that
+    // completes the acquire's user event (honouring implicit sync, as Mesa
+    // does) never finds the release's fence in its way.  What is left out:
+    // an acquire held only by an earlier command of its queue that waits for
+    // such a producer of the same dma-buf (the layer does not read the wait
+    // lists of the commands it passes through); docs/layer-rules.md.
+    if (f.step_running || !f.wait_lists_complete || f.fence_pending_now)
         return AcquireAhead::hand_over;
     return AcquireAhead::open_ahead;
 }

@@ -69,7 +69,6 @@ ReleaseFence plan_release_fence(const ReleaseFenceFacts &facts);
 struct AheadFacts {
     bool step_running = false;         // an acquire's step is at its opening now
     bool wait_lists_complete = false;  // every such acquire's wait list has completed
-    bool user_events_pending = false;  // the application has user events without a status (layer/queue/user_events.hpp)
     bool fence_pending_now = false;    // a fence of the dma-buf is pending (a zero-timeout poll)
 };
 

@@ -535,10 +535,9 @@ TEST_CASE("explicit fences: a fence-honouring producer that completes the acquir
     close(watch);
 }
 
-// The pipelined fence at once where nothing can wait for an external party:
-// the acquire waits only for the queue (a blitter copy the virtual Gen9
-// holds), no user event of the application's is without a status, no fence
-// is pending on the dma-buf.  The release opens the acquire ahead and its
+// The pipelined fence at once where the acquire's wait list is complete: the
+// acquire waits only for the queue (a blitter copy the virtual Gen9 holds)
+// and no fence is pending on the dma-buf.  The release opens the acquire ahead and its
 // fence is in the dma-buf from its enqueue on (a compositor handed the
 // dma-buf right after the release waits for it).
 TEST_CASE("explicit fences: an acquire that waits only for its queue is opened ahead by the release: the fence is "
