@@ -78,12 +78,14 @@ size_t &count_of(UnfinishedSteps &steps, HostStep::Waits waits) {
 
 void note_unfinished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
     unfinished_steps.fetch_add(1, std::memory_order_relaxed);
+    if (waits == HostStep::Waits::nothing) return;
     std::lock_guard lock(unfinished_mutex);
     for (cl_mem m : mems) ++count_of((*unfinished_mems)[m], waits);
 }
 
 void note_finished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
     unfinished_steps.fetch_sub(1, std::memory_order_release);
+    if (waits == HostStep::Waits::nothing) return;
     std::lock_guard lock(unfinished_mutex);
     for (cl_mem m : mems) {
         auto it = unfinished_mems->find(m);

@@ -50,13 +50,19 @@ struct HostStep {
         // START (which waits for every fence, unbounded), a blitter
         // execbuffer on the dma-buf (implicit sync), a tiled shadow's
         // de-/re-tile.  A release fence attached before would hold it until
-        // the fence timeout.  Every step but the one below (a release too,
-        // though its SYNC END waits for nothing: not needed so far).
+        // the fence timeout.  Every step but the two below.
         dmabuf_fences,
         // A queued acquire with an opening (fence wait + SYNC START) that
         // attaches the fences of releases enqueued behind it once it ran
         // (layer/handoff/acquire_opening.hpp).
         openable_acquire,
+        // Nothing of the dma-buf's: a release (SYNC END, a CPU write-back,
+        // signalling its fence).  Not counted per object: a later release
+        // may put its fence in while one is unfinished (issue #28: the
+        // earlier release's step signalled its fence and a consumer had read
+        // the bytes, but until its work returned the next release on that
+        // dma-buf attached nothing, and the next consumer read stale bytes).
+        nothing,
     };
     Waits waits = Waits::dmabuf_fences;
     // A marker the caller already enqueued with the wait list (the handoff's

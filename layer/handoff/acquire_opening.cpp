@@ -1,5 +1,7 @@
 #include "layer/handoff/acquire_opening.hpp"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -48,6 +50,7 @@ namespace {
 // Every opening not yet destroyed, by import.  Leaked on purpose (steps may
 // still be destroyed by ICD threads at exit).
 std::mutex openings_mutex;
+std::condition_variable *opening_ended = new std::condition_variable;  // a step finished its opening
 auto *openings = new std::unordered_multimap<const Import *, AcquireOpening *>;
 uint64_t next_sequence = 0;  // under openings_mutex
 
@@ -105,6 +108,7 @@ cl_int open_in_step(AcquireOpening &opening) {
         opening.state = AcquireOpening::State::done;
         handed.swap(opening.handed);
     }
+    opening_ended->notify_all();
     if (err != CL_SUCCESS) return err;  // the releases signal theirs: nothing was attached
     for (const auto &fence : handed)
         if (int failed = fence->attach(opening.import_->fd); failed < 0)
@@ -113,41 +117,55 @@ cl_int open_in_step(AcquireOpening &opening) {
     return CL_SUCCESS;
 }
 
+// How long a release waits for an acquire's step that is at its opening
+// while no fence is pending: its fence wait and SYNC START return at once,
+// so this is a bound, not a delay.  Handing the fence over instead would
+// leave a consumer that looks right after the release a moment with no
+// fence to wait for (the e2e stress test saw it 2 rounds in 90).
+constexpr auto running_step_wait = std::chrono::milliseconds(100);
+
 bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence) {
     const uint64_t access = import.sync_access_flags();
     // Held across the START: it returns at once (nothing pending), and the
     // step must not begin its own meanwhile.
-    std::lock_guard lock(openings_mutex);
-    std::vector<AcquireOpening *> ahead;
-    auto range = openings->equal_range(&import);
-    for (auto it = range.first; it != range.second; ++it)
-        if (unopened(*it->second)) ahead.push_back(it->second);
-    if (ahead.empty()) return true;
-    AheadFacts f;
-    f.wait_lists_complete = true;
-    for (const AcquireOpening *o : ahead) {
-        f.step_running |= o->state == AcquireOpening::State::opening;
-        f.wait_lists_complete = f.wait_lists_complete && o->waits_complete();
-    }
-    f.fence_pending_now = !f.step_running && !fences_signalled_now(import, access);
-    AcquireOpening *newest = ahead.front();
-    for (AcquireOpening *o : ahead)
-        if (o->sequence > newest->sequence) newest = o;
-    if (plan_acquire_ahead(f) == AcquireAhead::open_ahead) {
-        stats().fence_waits++;
-        stats().syncs++;
-        if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err == 0) {
-            for (AcquireOpening *o : ahead) o->state = AcquireOpening::State::opened_ahead;
-            LOG_DEBUG("release: opened the pending acquire of dma-buf fd %d ahead (its wait list complete, no "
-                      "fence pending), so its fence goes in now", import.fd);
-            return true;
-        } else {
-            LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "
-                      "does it and attaches the release's fence", import.fd, std::strerror(-err));
+    std::unique_lock lock(openings_mutex);
+    const auto deadline = std::chrono::steady_clock::now() + running_step_wait;
+    for (;;) {
+        std::vector<AcquireOpening *> ahead;
+        auto range = openings->equal_range(&import);
+        for (auto it = range.first; it != range.second; ++it)
+            if (unopened(*it->second)) ahead.push_back(it->second);
+        if (ahead.empty()) return true;
+        AheadFacts f;
+        f.wait_lists_complete = true;
+        for (const AcquireOpening *o : ahead) {
+            f.step_running |= o->state == AcquireOpening::State::opening;
+            f.wait_lists_complete = f.wait_lists_complete && o->waits_complete();
         }
+        f.fence_pending_now = !fences_signalled_now(import, access);
+        // A step at its opening with nothing pending is done in a moment: wait for it, then look again.
+        if (f.step_running && !f.fence_pending_now &&
+            opening_ended->wait_until(lock, deadline) != std::cv_status::timeout)
+            continue;
+        AcquireOpening *newest = ahead.front();
+        for (AcquireOpening *o : ahead)
+            if (o->sequence > newest->sequence) newest = o;
+        if (plan_acquire_ahead(f) == AcquireAhead::open_ahead) {
+            stats().fence_waits++;
+            stats().syncs++;
+            if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err == 0) {
+                for (AcquireOpening *o : ahead) o->state = AcquireOpening::State::opened_ahead;
+                LOG_DEBUG("release: opened the pending acquire of dma-buf fd %d ahead (its wait list complete, no "
+                          "fence pending), so its fence goes in now", import.fd);
+                return true;
+            } else {
+                LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "
+                          "does it and attaches the release's fence", import.fd, std::strerror(-err));
+            }
+        }
+        newest->handed.push_back(std::move(fence));
+        return false;
     }
-    newest->handed.push_back(std::move(fence));
-    return false;
 }
 
 }  // namespace cldmabuf

@@ -324,6 +324,10 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     step.wait_list = waits.empty() ? nullptr : waits.data();
     step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
     step.marker = marker;  // fast path allowed: no wait list, no write-back
+    // SYNC END and the write-back wait for no fence of the dma-buf; a
+    // re-tile is a blitter execbuffer on it, which does (implicit sync).
+    const bool retiles = std::any_of(list.begin(), list.end(), [](const auto &i) { return i->over_tiled_shadow(); });
+    step.waits = retiles ? HostStep::Waits::dmabuf_fences : HostStep::Waits::nothing;
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     step.work = [list, staging, fences](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
