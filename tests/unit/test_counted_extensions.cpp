@@ -27,7 +27,7 @@ double floats(double x, float y, int z) { return x * y + z; }
 
 }  // namespace
 
-TEST_CASE("a counting trampoline counts once and forwards every argument and the answer") {
+TEST_CASE("a counting trampoline counts once and forwards every argument and the answer", "[trampoline]") {
     if (counted_extension_capacity() == 0) SKIP("no trampolines in this build (not x86-64)");
     auto *f = reinterpret_cast<decltype(&nine)>(counted_extension("clEnqueueNineKHR", reinterpret_cast<void *>(&nine)));
     REQUIRE(f != nullptr);
@@ -59,7 +59,7 @@ int64_t fourteen(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t 
 // Issue #28 item 1: with an import alive the command is in flight until the
 // ICD's function returned, so another thread's clFinish cannot take the
 // queue for quiet before the command is in it.
-TEST_CASE("with an import alive a trampoline keeps the command in flight until the target returned") {
+TEST_CASE("with an import alive a trampoline keeps the command in flight until the target returned", "[trampoline]") {
     if (counted_extension_capacity() == 0) SKIP("no trampolines in this build (not x86-64)");
     auto *f = reinterpret_cast<decltype(&nine)>(counted_extension("clEnqueueNineKHR", reinterpret_cast<void *>(&nine)));
     auto *g = reinterpret_cast<decltype(&fourteen)>(
@@ -82,7 +82,7 @@ TEST_CASE("with an import alive a trampoline keeps the command in flight until t
     CHECK(in_flight_seen == before.in_flight());
 }
 
-TEST_CASE("the trampoline pool is bounded: past it, nothing (the caller hands out the ICD's function)") {
+TEST_CASE("the trampoline pool is bounded: past it, nothing (the caller hands out the ICD's function)", "[trampoline]") {
     const int capacity = counted_extension_capacity();
     int handed = 0;
     for (uintptr_t i = 1; i <= uintptr_t(capacity) + 4; ++i)

@@ -14,7 +14,7 @@ cl_command_queue fake_queue(uintptr_t n) { return reinterpret_cast<cl_command_qu
 EpochWord word(uint64_t landed, uint64_t in_flight = 0) { return {landed * kEpochOne + in_flight}; }
 }  // namespace
 
-TEST_CASE("a quiet queue stays quiet for its next handoff only while nothing else began or ended") {
+TEST_CASE("a quiet queue stays quiet for its next handoff only while nothing else began or ended", "[quiet]") {
     REQUIRE_FALSE(unseen_enqueues());
     const cl_command_queue q = fake_queue(1), other = fake_queue(2);
     CHECK(note_quiet_queue(q, word(1000), 0));             // clFinish: nothing of its own in flight
@@ -26,7 +26,7 @@ TEST_CASE("a quiet queue stays quiet for its next handoff only while nothing els
     CHECK_FALSE(queue_still_quiet(nullptr, word(1000, 1)));
 }
 
-TEST_CASE("issue #28: a command in flight at clFinish keeps the queue from being quiet once it landed") {
+TEST_CASE("issue #28: a command in flight at clFinish keeps the queue from being quiet once it landed", "[quiet]") {
     // Thread B's kernel began (in flight) before thread A's clFinish read the
     // word; the finish returned before the kernel reached the queue.  A then
     // releases after B's enqueue returned: the kernel's end moved the word.
@@ -38,7 +38,7 @@ TEST_CASE("issue #28: a command in flight at clFinish keeps the queue from being
     CHECK(queue_still_quiet(q, word(500, 2)));
 }
 
-TEST_CASE("a fast handoff's note counts its own command as ended") {
+TEST_CASE("a fast handoff's note counts its own command as ended", "[quiet]") {
     const cl_command_queue q = fake_queue(7);
     // The handoff read the word after its own begin: 700 landed, itself in flight.
     CHECK(note_quiet_queue(q, word(700, 1), 1));
@@ -48,7 +48,7 @@ TEST_CASE("a fast handoff's note counts its own command as ended") {
     CHECK_FALSE(note_quiet_queue(q, word(800, 0), 1)); // a recorder that claims an own command it did not begin
 }
 
-TEST_CASE("the record is one queue's: the newest note wins, an older one for the same queue does not") {
+TEST_CASE("the record is one queue's: the newest note wins, an older one for the same queue does not", "[quiet]") {
     const cl_command_queue q = fake_queue(3), other = fake_queue(4);
     CHECK(note_quiet_queue(q, word(2000), 0));
     CHECK_FALSE(note_quiet_queue(q, word(1990), 0));  // a slower thread's older point
@@ -59,7 +59,7 @@ TEST_CASE("the record is one queue's: the newest note wins, an older one for the
     CHECK(queue_still_quiet(other, word(2005, 1)));
 }
 
-TEST_CASE("the word: begin puts a command in flight, end lands it, count_landed lands at once") {
+TEST_CASE("the word: begin puts a command in flight, end lands it, count_landed lands at once", "[quiet]") {
     const EpochWord before = read_epoch();
     begin_command();
     CHECK(read_epoch().in_flight() == before.in_flight() + 1);
@@ -78,7 +78,7 @@ TEST_CASE("the word: begin puts a command in flight, end lands it, count_landed 
 
 // Last in the file: the flag stays set for the rest of the process (nothing
 // else in unit-tests asks it).
-TEST_CASE("an enqueue the layer cannot see ends every quiet") {
+TEST_CASE("an enqueue the layer cannot see ends every quiet", "[quiet]") {
     const cl_command_queue q = fake_queue(5);
     REQUIRE(note_quiet_queue(q, word(3000), 0));
     REQUIRE(queue_still_quiet(q, word(3000, 1)));
