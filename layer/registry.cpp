@@ -17,28 +17,38 @@ uint64_t Import::sync_access_flags() const {
 
 std::atomic<size_t> import_registry_detail::live{0};
 
+void ImportRegistry::counted() {
+    import_registry_detail::live.store(map_.size() + subs_.size(), std::memory_order_relaxed);
+}
+
+size_t ImportRegistry::size() const {
+    std::shared_lock lock(mutex_);
+    return map_.size();
+}
+
 void ImportRegistry::add(const std::shared_ptr<Import> &import) {
     std::unique_lock lock(mutex_);
-    map_[import->mem] = import;
-    import_registry_detail::live.store(map_.size(), std::memory_order_relaxed);
+    map_[import->mem] = Entry{import, 1};
+    subs_.erase(import->mem);  // a sub-buffer's handle that came back as this import
+    counted();
 }
 
 std::shared_ptr<Import> ImportRegistry::remove(cl_mem mem) {
     std::unique_lock lock(mutex_);
     auto it = map_.find(mem);
     if (it == map_.end()) return nullptr;
-    auto import = std::move(it->second);
+    auto import = std::move(it->second.import);
     map_.erase(it);
-    import_registry_detail::live.store(map_.size(), std::memory_order_relaxed);
+    counted();
     return import;
 }
 
 void ImportRegistry::remove_if(cl_mem mem, const Import *import) {
     std::unique_lock lock(mutex_);
     auto it = map_.find(mem);
-    if (it == map_.end() || it->second.get() != import) return;
+    if (it == map_.end() || it->second.import.get() != import) return;
     map_.erase(it);
-    import_registry_detail::live.store(map_.size(), std::memory_order_relaxed);
+    counted();
 }
 
 std::shared_ptr<Import> ImportRegistry::find(cl_mem mem, size_t *offset) const {
@@ -46,7 +56,7 @@ std::shared_ptr<Import> ImportRegistry::find(cl_mem mem, size_t *offset) const {
     std::shared_lock lock(mutex_);
     if (auto it = map_.find(mem); it != map_.end()) {
         if (offset) *offset = 0;
-        return it->second;
+        return it->second.import;
     }
     if (auto it = subs_.find(mem); it != subs_.end()) {
         if (offset) *offset = it->second.origin;
@@ -55,14 +65,48 @@ std::shared_ptr<Import> ImportRegistry::find(cl_mem mem, size_t *offset) const {
     return nullptr;
 }
 
-void ImportRegistry::add_sub(cl_mem sub, const std::shared_ptr<Import> &parent, size_t origin) {
+uint64_t ImportRegistry::add_sub(cl_mem sub, const std::shared_ptr<Import> &parent, size_t origin) {
     std::unique_lock lock(mutex_);
-    subs_[sub] = Sub{parent, origin};
+    const uint64_t token = next_token_++;
+    subs_[sub] = Sub{parent, origin, token, 1};
+    map_.erase(sub);  // an import's handle that came back as this sub-buffer
+    counted();
+    return token;
 }
 
-void ImportRegistry::remove_sub(cl_mem sub) {
+void ImportRegistry::remove_sub(cl_mem sub, uint64_t token) {
     std::unique_lock lock(mutex_);
-    subs_.erase(sub);
+    auto it = subs_.find(sub);
+    if (it == subs_.end() || it->second.token != token) return;
+    subs_.erase(it);
+    counted();
+}
+
+void ImportRegistry::retire(cl_mem mem) {
+    std::unique_lock lock(mutex_);
+    const size_t gone = map_.erase(mem) + subs_.erase(mem);
+    if (gone) counted();
+}
+
+void ImportRegistry::retain_by_app(cl_mem mem) {
+    std::unique_lock lock(mutex_);
+    if (auto it = map_.find(mem); it != map_.end()) {
+        ++it->second.app_refs;
+    } else if (auto sub = subs_.find(mem); sub != subs_.end()) {
+        ++sub->second.app_refs;
+    }
+}
+
+void ImportRegistry::release_by_app(cl_mem mem) {
+    std::unique_lock lock(mutex_);
+    if (auto it = map_.find(mem); it != map_.end()) {
+        if (--it->second.app_refs == 0) map_.erase(it);
+    } else if (auto sub = subs_.find(mem); sub != subs_.end()) {
+        if (--sub->second.app_refs == 0) subs_.erase(sub);
+    } else {
+        return;
+    }
+    counted();
 }
 
 ImportRegistry &imports() {

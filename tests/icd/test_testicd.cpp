@@ -473,6 +473,16 @@ cl_mem import_dmabuf_flags(const Env &env, e2e::Dmabuf &buf, size_t size, cl_mem
     return mem;
 }
 
+// The layer's gauges (include/CL/cl_ext_cldmabuf.h): imports and layer
+// events the application holds now, the registry's side-table entries.
+cl_ulong layer_gauge(const Env &env, size_t which) {
+    cl_ulong s[CL_STATS_COUNT_CLDMABUF] = {};
+    size_t bytes = 0;
+    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s, &bytes) == CL_SUCCESS);
+    REQUIRE(bytes == sizeof s);
+    return s[which];
+}
+
 void run_destructors(const Env &env) {
     REQUIRE(clGetPlatformInfo(env.platform, 0x7E5B, 0, nullptr, nullptr) == CL_SUCCESS);  // testicd.hpp
 }
@@ -558,6 +568,7 @@ TEST_CASE("a plain buffer on a dead import's handle is a plain buffer", "[late-d
     CHECK(clReleaseMemObject(src) == CL_SUCCESS);
     run_destructors(env);
     CHECK(open_fd_count() == fds_before);  // the import's dma-buf closed, once
+    CHECK(layer_gauge(env, CL_STATS_LIVE_IMPORTS_CLDMABUF) == 0);
 }
 
 // The application's own references decide, not the ICD's count: an import
@@ -577,7 +588,11 @@ TEST_CASE("an import stays an import until the application's last release", "[la
     size_t bytes = 0;
     CHECK(clGetMemObjectInfo(import, CL_MEM_PROPERTIES, 0, nullptr, &bytes) == CL_SUCCESS);
     CHECK(bytes == 3 * sizeof(cl_mem_properties));
+    CHECK(layer_gauge(env, CL_STATS_LIVE_IMPORTS_CLDMABUF) == 1);
     REQUIRE(clReleaseMemObject(import) == CL_SUCCESS);
+    // The application's last release: the registry lets go at once, though
+    // the ICD has not called the destructor callback yet.
+    CHECK(layer_gauge(env, CL_STATS_LIVE_IMPORTS_CLDMABUF) == 0);
     run_destructors(env);
 }
 
