@@ -233,7 +233,9 @@ void fill_layer_table(cl_icd_dispatch &t) {
     // Events and queues (layer/events.cpp): command types, failed host
     // steps, step timestamps, the failure clFinish owes.
     wrap(t.clGetEventInfo, get_event_info);
-    wrap(t.clReleaseEvent, release_event);
+    wrap(t.clRetainEvent, retain_event);        // the application's references on the layer's events
+    wrap(t.clReleaseEvent, release_event);      // ... its last release drops the entry
+    wrap(t.clCreateUserEvent, create_user_event);  // a reused handle starts clean
     wrap(t.clWaitForEvents, wait_for_events);
     wrap(t.clSetEventCallback, set_event_callback);
     wrap(t.clGetEventProfilingInfo, get_event_profiling_info);

@@ -122,6 +122,19 @@ void EventTypeRegistry::add(cl_event event, cl_command_type type) {
     count_.store(map_.size(), std::memory_order_relaxed);
 }
 
+void EventTypeRegistry::hold(cl_event event) {
+    std::lock_guard lock(mutex_);
+    if (auto it = map_.find(event); it != map_.end()) ++it->second.holds;
+}
+
+void EventTypeRegistry::drop(cl_event event) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(event);
+    if (it == map_.end() || --it->second.holds > 0) return;
+    map_.erase(it);  // the handle may be reused by the ICD after this
+    count_.store(map_.size(), std::memory_order_relaxed);
+}
+
 bool EventTypeRegistry::contains(cl_event event) const {
     if (empty()) return false;
     std::lock_guard lock(mutex_);

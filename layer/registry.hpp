@@ -193,9 +193,22 @@ struct StepTimes {
     cl_ulong queued = 0, submit = 0, start = 0, end = 0;  // device clock where known, ns
 };
 
+// An entry lives while the application holds the event (issue #28, item 5):
+// the layer hands each step's event out with one reference; the
+// application's clRetainEvent / clReleaseEvent move the count (hold / drop,
+// layer/events.cpp), and its last release drops the entry whatever the
+// ICD's CL_EVENT_REFERENCE_COUNT says (ICDs keep references of their own).
+// The layer's own retains and releases go to next() and do not count, but
+// for one: a CL_COMPLETE callback the layer relays holds the entry until it
+// ran.  A handle the ICD returns for a new event (add, clCreateUserEvent)
+// starts clean.
 class EventTypeRegistry {
 public:
+    // A layer command's event, handed to the application with one reference.
     void add(cl_event event, cl_command_type type);
+    // One more (hold) or one fewer (drop) reference on the entry, if any.
+    void hold(cl_event event);
+    void drop(cl_event event);
     bool contains(cl_event event) const;
     bool find(cl_event event, cl_command_type *type) const;
     void set_failed(cl_event event, cl_int status);
@@ -209,6 +222,7 @@ public:
 
 private:
     struct Entry {
+        size_t holds = 1;
         cl_command_type type = 0;
         cl_int status = CL_SUCCESS;
         bool timed = false;
@@ -220,8 +234,5 @@ private:
 };
 
 EventTypeRegistry &event_types();
-// Drops `event`'s entry when the caller holds its last reference (call just
-// before releasing it).
-void release_layer_event(cl_event event);
 
 }  // namespace cldmabuf

@@ -739,3 +739,37 @@ TEST_CASE("a reused event handle reports its own command type and status", "[sta
     for (cl_event ev : markers) CHECK(clReleaseEvent(ev) == CL_SUCCESS);
     drop_icd_event_refs(env);
 }
+
+// The side table of the layer's events does not grow with the commands: each
+// entry goes with the application's last release (its retains counted),
+// whatever references the ICD keeps (here: one of its own on every event).
+TEST_CASE("the layer's event entries go with the application's last release", "[stale-events]") {
+    REQUIRE_DMABUF();
+    Env env;
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    REQUIRE(acquire);
+    REQUIRE(release);
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf a = e2e::make_dmabuf(4096);
+    cl_mem mem = import_dmabuf(env, a, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const cl_ulong before = layer_gauge(env, CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF);
+    for (int round = 0; round < 50; ++round) {
+        cl_event acquired = nullptr, released = nullptr;
+        REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, &acquired) == CL_SUCCESS);
+        REQUIRE(release(env.queue, 1, &mem, 1, &acquired, &released) == CL_SUCCESS);
+        REQUIRE(clRetainEvent(released) == CL_SUCCESS);  // two references of the application's
+        REQUIRE(clReleaseEvent(acquired) == CL_SUCCESS);
+        REQUIRE(clWaitForEvents(1, &released) == CL_SUCCESS);
+        REQUIRE(clReleaseEvent(released) == CL_SUCCESS);
+        CHECK(command_type(released) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);  // one left
+        REQUIRE(clReleaseEvent(released) == CL_SUCCESS);
+    }
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(layer_gauge(env, CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF) == before);
+    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
+    drop_icd_event_refs(env);
+}

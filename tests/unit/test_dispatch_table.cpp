@@ -46,9 +46,9 @@ const std::vector<Slot> wrapped = {
     SLOT(clEnqueueCopyBuffer), SLOT(clEnqueueCopyBufferRect), SLOT(clEnqueueCopyImage),
     SLOT(clEnqueueCopyImageToBuffer), SLOT(clEnqueueCopyBufferToImage),
     SLOT(clEnqueueMapBuffer), SLOT(clEnqueueMapImage), SLOT(clEnqueueUnmapMemObject),
-    // stale handles (layer/import/fresh_handles.hpp)
+    // stale handles (layer/import/fresh_handles.hpp, layer/events.cpp)
     SLOT(clCreateBuffer), SLOT(clCreateImage), SLOT(clCreateImage2D), SLOT(clCreateImage3D), SLOT(clCreatePipe),
-    SLOT(clRetainMemObject), SLOT(clReleaseMemObject),
+    SLOT(clRetainMemObject), SLOT(clReleaseMemObject), SLOT(clRetainEvent), SLOT(clCreateUserEvent),
 };
 // Counted in the enqueue epoch, then the target's (layer/enqueue_passthrough.hpp): with
 // `wrapped`, every clEnqueue* slot that has a function type on Linux.
