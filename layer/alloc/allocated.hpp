@@ -4,7 +4,9 @@
 // ICD that imported it natively may have consumed it), and the caller's
 // property list.  Kept apart from the import registry because a native
 // import (layer/import/native) has no registry record.  Entries go with the
-// object's destructor callback, which closes the dup.
+// object's destructor callback, which closes its own dup and drops the entry
+// only while it is still its own (a late callback, after the ICD gave the
+// handle to a newer allocation, leaves that one alone).
 #pragma once
 
 #include <vector>

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -772,4 +773,40 @@ TEST_CASE("the layer's event entries go with the application's last release", "[
     CHECK(layer_gauge(env, CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF) == before);
     REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
     drop_icd_event_refs(env);
+}
+
+// The allocator's side table (layer/alloc/allocated.cpp) has the same late
+// callbacks: the one of an allocation whose handle a newer allocation got
+// must close its own dma-buf fd, not the newer one's, and leave the newer
+// one's entry (CL_MEM_DMA_BUF_FD_CLDMABUF) alone.
+TEST_CASE("a late destructor callback of an allocation closes its own fd, not the newer allocation's",
+          "[late-destructors]") {
+    REQUIRE_DMABUF();
+    Env env;
+    const cl_mem_properties props[] = {CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF, CL_DMA_BUF_EXPORTER_ANY_CLDMABUF, 0};
+    cl_int err = CL_OUT_OF_RESOURCES;
+    {
+        cl_mem warm = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+        if (!warm) SKIP("the allocator has no exporter here (error " << err << ")");
+        REQUIRE(clReleaseMemObject(warm) == CL_SUCCESS);
+        run_destructors(env);
+    }
+    const int fds_before = open_fd_count();
+    cl_mem first = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(first) == CL_SUCCESS);  // its callback owed
+    cl_mem second = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(second == first);
+    run_destructors(env);  // the first allocation's callback, now
+    cl_int fd = -1;
+    CHECK(clGetMemObjectInfo(second, CL_MEM_DMA_BUF_FD_CLDMABUF, sizeof fd, &fd, nullptr) == CL_SUCCESS);
+    if (fd >= 0) {
+        struct stat st{};
+        CHECK(fstat(fd, &st) == 0);
+        close(fd);
+    }
+    REQUIRE(clReleaseMemObject(second) == CL_SUCCESS);
+    run_destructors(env);
+    CHECK(open_fd_count() == fds_before);  // each allocation's fd closed, once
 }
