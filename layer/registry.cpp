@@ -16,9 +16,12 @@ uint64_t Import::sync_access_flags() const {
 }
 
 std::atomic<size_t> import_registry_detail::live{0};
+std::atomic<size_t> import_registry_detail::mem_handles{0};
 
 void ImportRegistry::counted() {
-    import_registry_detail::live.store(map_.size() + subs_.size(), std::memory_order_relaxed);
+    const size_t now = map_.size() + subs_.size();
+    const size_t was = import_registry_detail::live.exchange(now, std::memory_order_relaxed);
+    import_registry_detail::mem_handles.fetch_add(now - was, std::memory_order_relaxed);  // modulo: a decrease too
 }
 
 size_t ImportRegistry::size() const {

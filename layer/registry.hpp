@@ -112,12 +112,18 @@ namespace import_registry_detail {
 // parent).  Hidden so an inline check addresses it relative to the code:
 // one load, no call, no guard.
 extern std::atomic<size_t> live __attribute__((visibility("hidden")));
+// Entries of every side table keyed by cl_mem that a reused handle could
+// fool: the registry's and the allocator's (layer/alloc/allocated.cpp).
+// What fresh_mem() (layer/import/fresh_handles.hpp) looks at.
+extern std::atomic<size_t> mem_handles __attribute__((visibility("hidden")));
 }  // namespace import_registry_detail
 
 // No import exists: the pass-through entries (layer/entry_chains.cpp) and
 // the creation, retain and release entries test this inline before any
 // lookup, so a program that never imports pays one load and one branch on them.
 inline bool no_imports() { return import_registry_detail::live.load(std::memory_order_relaxed) == 0; }
+// No side table holds a cl_mem handle: a creation entry has nothing to retire.
+inline bool no_mem_handles() { return import_registry_detail::mem_handles.load(std::memory_order_relaxed) == 0; }
 
 // Stale handles (issue #28): an entry lives while its object is the
 // application's, not until the ICD's destructor callback, which can come

@@ -12,6 +12,7 @@
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/param_answer.hpp"
+#include "layer/registry.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -33,6 +34,13 @@ Table &table() {
     return *t;
 }
 
+// Under t.mutex: the count, and the registry's count of handle-keyed entries.
+void counted(Table &t) {
+    const size_t now = t.map.size();
+    const size_t was = t.count.exchange(now, std::memory_order_relaxed);
+    import_registry_detail::mem_handles.fetch_add(now - was, std::memory_order_relaxed);  // modulo: a decrease too
+}
+
 // What an object's destructor callback closes: its own dup, and its entry
 // only while the entry is still its own.  NVIDIA calls destructor callbacks
 // late and may have given the handle to a newer allocation meanwhile, whose
@@ -50,7 +58,7 @@ void CL_CALLBACK forget_allocated(cl_mem mem, void *data) {
         auto it = t.map.find(mem);
         if (it != t.map.end() && it->second.token == owed->token) {
             t.map.erase(it);
-            t.count.store(t.map.size(), std::memory_order_relaxed);
+            counted(t);
         }
     }
     if (owed->fd >= 0) kernel().close(owed->fd);
@@ -66,17 +74,23 @@ cl_int record_allocated(cl_mem mem, Allocated entry) {
         std::lock_guard lock(t.mutex);
         owed->token = t.next_token++;
         t.map[mem] = Entry{std::move(entry), owed->token};
-        t.count.store(t.map.size(), std::memory_order_relaxed);
+        counted(t);
     }
     if (next().clSetMemObjectDestructorCallback(mem, forget_allocated, owed) == CL_SUCCESS) return CL_SUCCESS;
     {
         std::lock_guard lock(t.mutex);
         auto it = t.map.find(mem);
         if (it != t.map.end() && it->second.token == owed->token) t.map.erase(it);
-        t.count.store(t.map.size(), std::memory_order_relaxed);
+        counted(t);
     }
     delete owed;
     return CL_OUT_OF_RESOURCES;
+}
+
+void retire_allocated(cl_mem mem) {
+    Table &t = table();
+    std::lock_guard lock(t.mutex);
+    if (t.map.erase(mem)) counted(t);
 }
 
 size_t allocated_count() { return table().count.load(std::memory_order_relaxed); }

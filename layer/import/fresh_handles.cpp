@@ -1,6 +1,13 @@
 #include "layer/import/fresh_handles.hpp"
 
+#include "layer/alloc/allocated.hpp"
+
 namespace cldmabuf {
+
+void retire_mem_handle(cl_mem mem) {
+    imports().retire(mem);
+    retire_allocated(mem);
+}
 
 cl_int CL_API_CALL retain_mem_object(cl_mem mem) {
     const cl_int err = next().clRetainMemObject(mem);

@@ -12,6 +12,9 @@
 // while the ICD (or the layer) holds the object.
 //
 // A program that never imports pays one relaxed load on these calls.
+// The allocator's table (layer/alloc/allocated.cpp) is retired the same way:
+// a plain buffer on an old allocation's handle answers no
+// CL_MEM_DMA_BUF_FD_CLDMABUF, exporter or property list of the allocation.
 // Installed in layer/dispatch_table.cpp; the layer's own creation entries
 // (buffer.cpp, image.cpp, arm.cpp, egl's forwarding) call fresh_mem()
 // where they return the ICD's object unchanged.
@@ -25,8 +28,11 @@
 
 namespace cldmabuf {
 
+// Retires what the registry and the allocator's table hold under `mem`.
+void retire_mem_handle(cl_mem mem);
+
 inline cl_mem fresh_mem(cl_mem mem) {
-    if (__builtin_expect(!no_imports(), 0) && mem) imports().retire(mem);
+    if (__builtin_expect(!no_mem_handles(), 0) && mem) retire_mem_handle(mem);
     return mem;
 }
 

@@ -806,7 +806,23 @@ TEST_CASE("a late destructor callback of an allocation closes its own fd, not th
         CHECK(fstat(fd, &st) == 0);
         close(fd);
     }
-    REQUIRE(clReleaseMemObject(second) == CL_SUCCESS);
+    // A plain buffer on the allocation's handle before its callback: none of
+    // the allocator's answers.
+    REQUIRE(clReleaseMemObject(second) == CL_SUCCESS);  // its callback owed
+    cl_mem plain = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(plain == second);
+    fd = -1;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_DMA_BUF_FD_CLDMABUF, sizeof fd, &fd, nullptr) == CL_INVALID_VALUE);
+    if (fd >= 0) close(fd);
+    cl_uint exporter = 0;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_DMA_BUF_EXPORTER_CLDMABUF, sizeof exporter, &exporter, nullptr) ==
+          CL_INVALID_VALUE);
+    size_t bytes = 99;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_PROPERTIES, 0, nullptr, &bytes) == CL_SUCCESS);
+    CHECK(bytes == 0);
+    run_destructors(env);
+    REQUIRE(clReleaseMemObject(plain) == CL_SUCCESS);
     run_destructors(env);
     CHECK(open_fd_count() == fds_before);  // each allocation's fd closed, once
 }
