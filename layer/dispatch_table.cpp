@@ -40,6 +40,7 @@
 #include "layer/extensions.hpp"
 #include "layer/import/arm.hpp"
 #include "layer/import/buffer.hpp"
+#include "layer/import/fresh_handles.hpp"
 #include "layer/import/image.hpp"
 #include "layer/import/queries.hpp"
 #include "layer/sync/availability.hpp"
@@ -220,10 +221,33 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clGetMemObjectInfo, import_mem_object_info);  // queries.cpp: the object as the application made it
     wrap(t.clGetImageInfo, import_image_info);           // queries.cpp: no internal buffer under an image
 
+    // Stale handles (layer/import/fresh_handles.hpp, issue #28): a memory
+    // object the ICD creates may have a dead import's handle, which the
+    // registry then retires; the application's retains and releases count
+    // its references on imports (its last release retires the entry).  The
+    // layer's own creation entries above call fresh_mem() themselves.
+    wrap(t.clCreateBuffer, fresh_mem_slot<&D::clCreateBuffer>);
+    wrap(t.clCreateImage, fresh_mem_slot<&D::clCreateImage>);
+    wrap(t.clCreateImage2D, fresh_mem_slot<&D::clCreateImage2D>);
+    wrap(t.clCreateImage3D, fresh_mem_slot<&D::clCreateImage3D>);
+    wrap(t.clCreatePipe, fresh_mem_slot<&D::clCreatePipe>);
+    wrap(t.clRetainMemObject, retain_mem_object);
+    wrap(t.clReleaseMemObject, release_mem_object);
+    if (!egl_has_them) {  // else egl's entries (below) call fresh_mem() where they forward
+        wrap(t.clCreateFromGLBuffer, fresh_mem_slot<&D::clCreateFromGLBuffer>);
+        wrap(t.clCreateFromGLTexture, fresh_mem_slot<&D::clCreateFromGLTexture>);
+        wrap(t.clCreateFromGLTexture2D, fresh_mem_slot<&D::clCreateFromGLTexture2D>);
+        wrap(t.clCreateFromGLTexture3D, fresh_mem_slot<&D::clCreateFromGLTexture3D>);
+        wrap(t.clCreateFromGLRenderbuffer, fresh_mem_slot<&D::clCreateFromGLRenderbuffer>);
+        wrap(t.clCreateFromEGLImageKHR, fresh_mem_slot<&D::clCreateFromEGLImageKHR>);
+    }
+
     // Events and queues (layer/events.cpp): command types, failed host
     // steps, step timestamps, the failure clFinish owes.
     wrap(t.clGetEventInfo, get_event_info);
-    wrap(t.clReleaseEvent, release_event);
+    wrap(t.clRetainEvent, retain_event);        // the application's references on the layer's events
+    wrap(t.clReleaseEvent, release_event);      // ... its last release drops the entry
+    wrap(t.clCreateUserEvent, create_user_event);  // a reused handle starts clean
     wrap(t.clWaitForEvents, wait_for_events);
     wrap(t.clSetEventCallback, set_event_callback);
     wrap(t.clGetEventProfilingInfo, get_event_profiling_info);

@@ -17,17 +17,6 @@
 
 namespace cldmabuf {
 
-void release_layer_event(cl_event event) {
-    cl_command_type type;
-    cl_int status;
-    if (event_types().find(event, &type) || event_types().failed(event, &status)) {
-        cl_uint refs = 0;
-        if (next().clGetEventInfo(event, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, nullptr) == CL_SUCCESS &&
-            refs <= 1)
-            event_types().remove(event);  // the handle may be reused by the ICD after this
-    }
-}
-
 cl_int CL_API_CALL get_event_info(cl_event event, cl_event_info name, size_t size, void *value, size_t *size_ret) {
     // Let the ICD validate the arguments first, then replace the answer.
     cl_int err = next().clGetEventInfo(event, name, size, value, size_ret);
@@ -42,9 +31,26 @@ cl_int CL_API_CALL get_event_info(cl_event event, cl_event_info name, size_t siz
     return err;
 }
 
+// The application's references on the layer's events (EventTypeRegistry,
+// layer/registry.hpp): its last release drops the entry, whatever the ICD's
+// own count, before the ICD may hand the handle to a new event.
+cl_int CL_API_CALL retain_event(cl_event event) {
+    const cl_int err = next().clRetainEvent(event);
+    if (err == CL_SUCCESS && !event_types().empty()) event_types().hold(event);
+    return err;
+}
+
 cl_int CL_API_CALL release_event(cl_event event) {
-    if (!event_types().empty()) release_layer_event(event);
+    if (!event_types().empty()) event_types().drop(event);
     return next().clReleaseEvent(event);
+}
+
+// A user event the ICD created may have the handle of a layer event whose
+// entry outlived it: it starts clean.
+cl_event CL_API_CALL create_user_event(cl_context context, cl_int *errcode_ret) {
+    cl_event event = next().clCreateUserEvent(context, errcode_ret);
+    if (event && !event_types().empty()) event_types().remove(event);
+    return event;
 }
 
 cl_int CL_API_CALL wait_for_events(cl_uint num_events, const cl_event *events) {
@@ -60,9 +66,9 @@ namespace {
 
 // A layer step's event on an ICD that calls callbacks of failed commands
 // with CL_COMPLETE (NVIDIA), or never learns of the failure (side-table
-// mode): the callback receives the status the layer recorded.  The event is
-// retained until the callback ran, so its side-table entry outlives an
-// application release in between.
+// mode): the callback receives the status the layer recorded.  The event and
+// its side-table entry are held until the callback ran, so the entry
+// outlives an application release in between.
 struct CallbackHop {
     void(CL_CALLBACK *notify)(cl_event, cl_int, void *);
     void *user_data;
@@ -76,7 +82,7 @@ void CL_CALLBACK hop(cl_event event, cl_int status, void *data) {
     delete h;
     // Not released inside the ICD's callback: on a worker of its own.
     post_to_worker(reinterpret_cast<const void *>(&hop), [event] {
-        release_layer_event(event);
+        event_types().drop(event);
         next().clReleaseEvent(event);
     });
 }
@@ -89,9 +95,11 @@ cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type, void(CL_CALLB
         return next().clSetEventCallback(event, type, notify, user_data);
     auto *h = new CallbackHop{notify, user_data};
     next().clRetainEvent(event);
+    event_types().hold(event);
     cl_int err = next().clSetEventCallback(event, type, hop, h);
     if (err != CL_SUCCESS) {
         delete h;
+        event_types().drop(event);
         next().clReleaseEvent(event);
     }
     return err;

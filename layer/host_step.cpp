@@ -144,10 +144,7 @@ void run_step(PendingStep *pending, cl_int marker_status) {
     // finds them destroyed, as after any other command.
     note_finished(pending->keep_alive, pending->waits);
     release_all(pending->keep_alive);
-    if (pending->reported) {
-        release_layer_event(pending->reported);
-        next().clReleaseEvent(pending->reported);
-    }
+    if (pending->reported) next().clReleaseEvent(pending->reported);  // the layer's: the entry is the application's
     if (result != CL_SUCCESS && pending->mode == FailureMode::propagate) {
         next().clSetUserEventStatus(pending->gate, result < 0 ? result : CL_OUT_OF_RESOURCES);
         // Some ICDs never call the CL_COMPLETE callback of a terminated
@@ -166,7 +163,6 @@ void run_step(PendingStep *pending, cl_int marker_status) {
         }
     }
     drop_owner(pending->events);
-    release_layer_event(pending->barrier);
     next().clReleaseEvent(pending->barrier);
     delete pending;
 }

@@ -107,18 +107,40 @@ struct Import {
 };
 
 namespace import_registry_detail {
-// The live imports of the one registry (imports()), hidden so an inline
-// check addresses it relative to the code: one load, no call, no guard.
+// The handles of the one registry (imports()): imports and sub-buffers of
+// imports (a sub-buffer can outlive the application's last reference on its
+// parent).  Hidden so an inline check addresses it relative to the code:
+// one load, no call, no guard.
 extern std::atomic<size_t> live __attribute__((visibility("hidden")));
+// Entries of every side table keyed by cl_mem that a reused handle could
+// fool: the registry's and the allocator's (layer/alloc/allocated.cpp).
+// What fresh_mem() (layer/import/fresh_handles.hpp) looks at.
+extern std::atomic<size_t> mem_handles __attribute__((visibility("hidden")));
 }  // namespace import_registry_detail
 
-// No import exists: the pass-through entries (layer/entry_chains.cpp) test
-// this inline before any lookup, so a program that never imports pays one
-// load and one branch on them.
+// No import exists: the pass-through entries (layer/entry_chains.cpp) and
+// the creation, retain and release entries test this inline before any
+// lookup, so a program that never imports pays one load and one branch on them.
 inline bool no_imports() { return import_registry_detail::live.load(std::memory_order_relaxed) == 0; }
+// No side table holds a cl_mem handle: a creation entry has nothing to retire.
+inline bool no_mem_handles() { return import_registry_detail::mem_handles.load(std::memory_order_relaxed) == 0; }
 
+// Stale handles (issue #28): an entry lives while its object is the
+// application's, not until the ICD's destructor callback, which can come
+// late (NVIDIA), after the ICD has handed the handle value to a new object.
+// So an entry is retired, dead for every lookup, as soon as either
+//   * the application released its last reference (retain_by_app /
+//     release_by_app, the clRetainMemObject / clReleaseMemObject entries:
+//     the ICD's reference count also holds its own and the layer's
+//     references and cannot tell), or
+//   * the ICD returned the handle for a new memory object (retire(), from
+//     every creation entry, layer/import/fresh_handles.hpp).
+// The retired import itself lives on in its destructor callback, which
+// tears it down, once (layer/import/record.cpp); its feature state is keyed
+// by the Import, not the handle (layer/import_state.hpp).
 class ImportRegistry {
 public:
+    // A new import on its handle: the application holds one reference.
     void add(const std::shared_ptr<Import> &import);
     std::shared_ptr<Import> remove(cl_mem mem);
     // Removes `mem`'s entry only while it is `import` (a handle the ICD
@@ -130,20 +152,38 @@ public:
     // (copies, maps) cost two hash lookups while imports exist.
     std::shared_ptr<Import> find(cl_mem mem, size_t *offset = nullptr) const;
     // Sub-buffers of imports, recorded by the clCreateSubBuffer override and
-    // dropped by the sub-buffer's destructor callback.
-    void add_sub(cl_mem sub, const std::shared_ptr<Import> &parent, size_t origin);
-    void remove_sub(cl_mem sub);
+    // dropped by the sub-buffer's destructor callback, which passes the
+    // token add_sub returned (a late callback leaves a newer sub-buffer on
+    // the same handle alone), or by the application's last release.
+    uint64_t add_sub(cl_mem sub, const std::shared_ptr<Import> &parent, size_t origin);
+    void remove_sub(cl_mem sub, uint64_t token);
+    // The ICD just created a memory object with handle `mem`: whatever the
+    // registry still holds under it belonged to an object that is gone.
+    void retire(cl_mem mem);
+    // The application's clRetainMemObject / clReleaseMemObject on `mem`
+    // (the release before the ICD's, which may free the handle for reuse).
+    void retain_by_app(cl_mem mem);
+    void release_by_app(cl_mem mem);
     bool empty() const { return no_imports(); }
-    size_t size() const { return import_registry_detail::live.load(std::memory_order_relaxed); }
+    // Imports the application holds (sub-buffers not counted).
+    size_t size() const;
 
 private:
+    struct Entry {
+        std::shared_ptr<Import> import;
+        size_t app_refs = 1;
+    };
     struct Sub {
         std::shared_ptr<Import> parent;
         size_t origin;
+        uint64_t token;
+        size_t app_refs = 1;
     };
+    void counted();  // under the unique lock: `live` from the maps
     mutable std::shared_mutex mutex_;
-    std::unordered_map<cl_mem, std::shared_ptr<Import>> map_;
+    std::unordered_map<cl_mem, Entry> map_;
     std::unordered_map<cl_mem, Sub> subs_;
+    uint64_t next_token_ = 1;
 };
 
 ImportRegistry &imports();
@@ -159,9 +199,22 @@ struct StepTimes {
     cl_ulong queued = 0, submit = 0, start = 0, end = 0;  // device clock where known, ns
 };
 
+// An entry lives while the application holds the event (issue #28, item 5):
+// the layer hands each step's event out with one reference; the
+// application's clRetainEvent / clReleaseEvent move the count (hold / drop,
+// layer/events.cpp), and its last release drops the entry whatever the
+// ICD's CL_EVENT_REFERENCE_COUNT says (ICDs keep references of their own).
+// The layer's own retains and releases go to next() and do not count, but
+// for one: a CL_COMPLETE callback the layer relays holds the entry until it
+// ran.  A handle the ICD returns for a new event (add, clCreateUserEvent)
+// starts clean.
 class EventTypeRegistry {
 public:
+    // A layer command's event, handed to the application with one reference.
     void add(cl_event event, cl_command_type type);
+    // One more (hold) or one fewer (drop) reference on the entry, if any.
+    void hold(cl_event event);
+    void drop(cl_event event);
     bool contains(cl_event event) const;
     bool find(cl_event event, cl_command_type *type) const;
     void set_failed(cl_event event, cl_int status);
@@ -171,9 +224,11 @@ public:
     bool times(cl_event event, StepTimes *times) const;
     void remove(cl_event event);
     bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
+    size_t size() const { return count_.load(std::memory_order_relaxed); }
 
 private:
     struct Entry {
+        size_t holds = 1;
         cl_command_type type = 0;
         cl_int status = CL_SUCCESS;
         bool timed = false;
@@ -185,8 +240,5 @@ private:
 };
 
 EventTypeRegistry &event_types();
-// Drops `event`'s entry when the caller holds its last reference (call just
-// before releasing it).
-void release_layer_event(cl_event event);
 
 }  // namespace cldmabuf

@@ -151,7 +151,9 @@ extern "C" {
 #define CL_STATS_BLT_FENCE_OUT_CLDMABUF 11     /* ... whose FENCE_OUT became a semaphore's signal */
 #define CL_STATS_BLT_FENCE_IN_FALLBACKS_CLDMABUF 12 /* claimed waits the execbuffer refused (host wait) */
 #define CL_STATS_QUIET_HANDOFFS_CLDMABUF 13   /* ... of the fast ones, on a queue known idle (no marker watched) */
-#define CL_STATS_COUNT_CLDMABUF 14
+#define CL_STATS_LIVE_IMPORTS_CLDMABUF 14     /* imports the application holds now (a gauge) */
+#define CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF 15 /* events of layer commands the application holds now (a gauge) */
+#define CL_STATS_COUNT_CLDMABUF 16
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -11,14 +12,21 @@
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/param_answer.hpp"
+#include "layer/registry.hpp"
 
 namespace cldmabuf {
 namespace {
 
+struct Entry {
+    Allocated allocated;
+    uint64_t token = 0;  // the destructor callback that owns this entry
+};
+
 struct Table {
     std::mutex mutex;
-    std::unordered_map<cl_mem, Allocated> map;
+    std::unordered_map<cl_mem, Entry> map;
     std::atomic<size_t> count{0};
+    uint64_t next_token = 1;
 };
 
 Table &table() {
@@ -26,34 +34,63 @@ Table &table() {
     return *t;
 }
 
-void CL_CALLBACK forget_allocated(cl_mem mem, void *) {
+// Under t.mutex: the count, and the registry's count of handle-keyed entries.
+void counted(Table &t) {
+    const size_t now = t.map.size();
+    const size_t was = t.count.exchange(now, std::memory_order_relaxed);
+    import_registry_detail::mem_handles.fetch_add(now - was, std::memory_order_relaxed);  // modulo: a decrease too
+}
+
+// What an object's destructor callback closes: its own dup, and its entry
+// only while the entry is still its own.  NVIDIA calls destructor callbacks
+// late and may have given the handle to a newer allocation meanwhile, whose
+// entry replaced this one's (issue #28): that one's fd stays open.
+struct Owed {
+    uint64_t token;
+    int fd;
+};
+
+void CL_CALLBACK forget_allocated(cl_mem mem, void *data) {
+    auto *owed = static_cast<Owed *>(data);
     Table &t = table();
-    int fd = -1;
     {
         std::lock_guard lock(t.mutex);
         auto it = t.map.find(mem);
-        if (it == t.map.end()) return;
-        fd = it->second.fd;
-        t.map.erase(it);
-        t.count.fetch_sub(1, std::memory_order_relaxed);
+        if (it != t.map.end() && it->second.token == owed->token) {
+            t.map.erase(it);
+            counted(t);
+        }
     }
-    if (fd >= 0) kernel().close(fd);
+    if (owed->fd >= 0) kernel().close(owed->fd);
+    delete owed;
 }
 
 }  // namespace
 
 cl_int record_allocated(cl_mem mem, Allocated entry) {
     Table &t = table();
+    auto *owed = new Owed{0, entry.fd};
     {
         std::lock_guard lock(t.mutex);
-        t.map[mem] = entry;
-        t.count.fetch_add(1, std::memory_order_relaxed);
+        owed->token = t.next_token++;
+        t.map[mem] = Entry{std::move(entry), owed->token};
+        counted(t);
     }
-    if (next().clSetMemObjectDestructorCallback(mem, forget_allocated, nullptr) == CL_SUCCESS) return CL_SUCCESS;
-    std::lock_guard lock(t.mutex);
-    t.map.erase(mem);
-    t.count.fetch_sub(1, std::memory_order_relaxed);
+    if (next().clSetMemObjectDestructorCallback(mem, forget_allocated, owed) == CL_SUCCESS) return CL_SUCCESS;
+    {
+        std::lock_guard lock(t.mutex);
+        auto it = t.map.find(mem);
+        if (it != t.map.end() && it->second.token == owed->token) t.map.erase(it);
+        counted(t);
+    }
+    delete owed;
     return CL_OUT_OF_RESOURCES;
+}
+
+void retire_allocated(cl_mem mem) {
+    Table &t = table();
+    std::lock_guard lock(t.mutex);
+    if (t.map.erase(mem)) counted(t);
 }
 
 size_t allocated_count() { return table().count.load(std::memory_order_relaxed); }
@@ -69,7 +106,7 @@ bool allocated_mem_info(cl_mem mem, cl_mem_info name, size_t size, void *value, 
         *err = CL_INVALID_VALUE;
         return true;
     }
-    const Allocated &a = it->second;
+    const Allocated &a = it->second.allocated;
     if (name == CL_MEM_PROPERTIES) {
         *err = answer(a.properties.data(), a.properties.size() * sizeof(cl_mem_properties), size, value, size_ret);
         return true;

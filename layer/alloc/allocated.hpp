@@ -4,7 +4,9 @@
 // ICD that imported it natively may have consumed it), and the caller's
 // property list.  Kept apart from the import registry because a native
 // import (layer/import/native) has no registry record.  Entries go with the
-// object's destructor callback, which closes the dup.
+// object's destructor callback, which closes its own dup and drops the entry
+// only while it is still its own (a late callback, after the ICD gave the
+// handle to a newer allocation, leaves that one alone).
 #pragma once
 
 #include <vector>
@@ -26,6 +28,10 @@ struct Allocated {
 cl_int record_allocated(cl_mem mem, Allocated entry);
 // Live allocated objects (leak checks in tests).
 size_t allocated_count();
+// The ICD created a new object with handle `mem`: an entry under it is an
+// old allocation's whose destructor callback has not run yet (it still
+// closes that one's fd).  Called by fresh_mem (layer/import/fresh_handles.hpp).
+void retire_allocated(cl_mem mem);
 
 // clGetMemObjectInfo for the allocator's names and, on an allocated object,
 // CL_MEM_PROPERTIES.  True when it answered (*err set); false: not ours.

@@ -9,6 +9,7 @@
 #include "layer/egl/egl_image_import.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
+#include "layer/import/fresh_handles.hpp"
 #include "layer/egl/refusal.hpp"
 
 namespace cldmabuf::egl {
@@ -20,7 +21,7 @@ cl_mem CL_API_CALL create_from_egl_image(cl_context context, CLeglDisplayKHR dis
     cl_platform_id platform = context_platform(context);
     if (!platform) return refuse(errcode_ret, CL_INVALID_CONTEXT, what, "the context is not valid");
     if (icd_egl_image(platform) && next().clCreateFromEGLImageKHR)
-        return next().clCreateFromEGLImageKHR(context, display, image, flags, properties, errcode_ret);
+        return fresh_mem(next().clCreateFromEGLImageKHR(context, display, image, flags, properties, errcode_ret));
 
     ImportRequest req{what, CL_INVALID_EGL_OBJECT_KHR, CL_IMAGE_FORMAT_NOT_SUPPORTED, CL_IMAGE_FORMAT_NOT_SUPPORTED,
                       false};

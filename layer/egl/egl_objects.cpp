@@ -1,5 +1,7 @@
 #include "layer/egl/egl_objects.hpp"
 
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -8,20 +10,35 @@
 namespace cldmabuf::egl {
 namespace {
 
+struct Tracked {
+    EglObject object;
+    uint64_t token = 0;  // the destructor callback that owns this record
+};
+
 std::mutex objects_mutex;
-std::unordered_map<cl_mem, EglObject> objects;
+std::unordered_map<cl_mem, Tracked> objects;
+uint64_t next_token = 1;
+
+// The callback's own copy of the record: NVIDIA calls destructor callbacks
+// late and may have given the handle to a newer object meanwhile, whose
+// record replaced this one's (issue #28).  The record goes only while it is
+// this object's; the linear copy and the EGLImage destroyed are always this
+// object's own.
+struct Owned {
+    uint64_t token;
+    EglObject object;
+};
 
 // The ICD no longer uses the import's dma-buf: the linear copy and the
 // EGLImage the layer made for it can go.
-void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *) {
-    EglObject object;
+void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *data) {
+    std::unique_ptr<Owned> own(static_cast<Owned *>(data));
     {
         std::lock_guard lock(objects_mutex);
         auto it = objects.find(mem);
-        if (it == objects.end()) return;
-        object = it->second;
-        objects.erase(it);
+        if (it != objects.end() && it->second.token == own->token) objects.erase(it);
     }
+    const EglObject &object = own->object;
     const EglApi *egl = egl_api();
     if (!egl) return;
     if (object.copy) destroy_linear_copy(*egl, object.display, object.copy.get());
@@ -31,15 +48,19 @@ void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *) {
 }  // namespace
 
 bool track_object(cl_mem mem, const EglObject &object) {
+    auto *own = new Owned{0, object};
     {
         std::lock_guard lock(objects_mutex);
-        objects[mem] = object;
+        own->token = next_token++;
+        objects[mem] = Tracked{object, own->token};
     }
-    if (next().clSetMemObjectDestructorCallback(mem, on_mem_destroyed, nullptr) == CL_SUCCESS) return true;
+    if (next().clSetMemObjectDestructorCallback(mem, on_mem_destroyed, own) == CL_SUCCESS) return true;
     {
         std::lock_guard lock(objects_mutex);
-        objects.erase(mem);
+        auto it = objects.find(mem);
+        if (it != objects.end() && it->second.token == own->token) objects.erase(it);
     }
+    delete own;
     next().clReleaseMemObject(mem);
     return false;
 }
@@ -48,7 +69,7 @@ bool find_object(cl_mem mem, EglObject *out) {
     std::lock_guard lock(objects_mutex);
     auto it = objects.find(mem);
     if (it == objects.end()) return false;
-    if (out) *out = it->second;
+    if (out) *out = it->second.object;
     return true;
 }
 

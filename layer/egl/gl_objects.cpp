@@ -13,6 +13,7 @@
 #include "layer/egl/egl_image_import.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
+#include "layer/import/fresh_handles.hpp"
 #include "layer/egl/gl_buffer.hpp"
 #include "layer/egl/refusal.hpp"
 #include "layer/egl/shared_contexts.hpp"
@@ -77,7 +78,7 @@ cl_mem create_from_gl(cl_context context, cl_mem_flags flags, EGLenum egl_target
 cl_mem CL_API_CALL create_from_gl_texture(cl_context context, cl_mem_flags flags, cl_GLenum target,
                                           cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret) {
     if (icd_serves(context) && next().clCreateFromGLTexture)
-        return next().clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret);
+        return fresh_mem(next().clCreateFromGLTexture(context, flags, target, miplevel, texture, errcode_ret));
     constexpr const char *what = "clCreateFromGLTexture";
     if (std::string why; cl_int err = gl_texture_target_rule(target, &why)) return refuse(errcode_ret, err, what, why);
     return create_from_gl(context, flags, EGL_GL_TEXTURE_2D_KHR, CL_GL_OBJECT_TEXTURE2D, target, miplevel, texture,
@@ -87,14 +88,14 @@ cl_mem CL_API_CALL create_from_gl_texture(cl_context context, cl_mem_flags flags
 cl_mem CL_API_CALL create_from_gl_texture_2d(cl_context context, cl_mem_flags flags, cl_GLenum target,
                                              cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret) {
     if (icd_serves(context) && next().clCreateFromGLTexture2D)
-        return next().clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret);
+        return fresh_mem(next().clCreateFromGLTexture2D(context, flags, target, miplevel, texture, errcode_ret));
     return create_from_gl_texture(context, flags, target, miplevel, texture, errcode_ret);
 }
 
 cl_mem CL_API_CALL create_from_gl_texture_3d(cl_context context, cl_mem_flags flags, cl_GLenum target,
                                              cl_GLint miplevel, cl_GLuint texture, cl_int *errcode_ret) {
     if (icd_serves(context) && next().clCreateFromGLTexture3D)
-        return next().clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret);
+        return fresh_mem(next().clCreateFromGLTexture3D(context, flags, target, miplevel, texture, errcode_ret));
     constexpr const char *what = "clCreateFromGLTexture3D";
     if (!find_share(context, nullptr)) return refuse(errcode_ret, CL_INVALID_CONTEXT, what, not_shared);
     return refuse(errcode_ret, CL_INVALID_OPERATION, what, "only GL_TEXTURE_2D textures are shared by the layer");
@@ -103,7 +104,7 @@ cl_mem CL_API_CALL create_from_gl_texture_3d(cl_context context, cl_mem_flags fl
 cl_mem CL_API_CALL create_from_gl_renderbuffer(cl_context context, cl_mem_flags flags, cl_GLuint renderbuffer,
                                                cl_int *errcode_ret) {
     if (icd_serves(context) && next().clCreateFromGLRenderbuffer)
-        return next().clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret);
+        return fresh_mem(next().clCreateFromGLRenderbuffer(context, flags, renderbuffer, errcode_ret));
     return create_from_gl(context, flags, EGL_GL_RENDERBUFFER_KHR, CL_GL_OBJECT_RENDERBUFFER, GL_RENDERBUFFER, 0,
                           renderbuffer, "clCreateFromGLRenderbuffer", errcode_ret);
 }
@@ -111,7 +112,7 @@ cl_mem CL_API_CALL create_from_gl_renderbuffer(cl_context context, cl_mem_flags 
 cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags, cl_GLuint buffer,
                                          cl_int *errcode_ret) {
     if (icd_serves(context) && next().clCreateFromGLBuffer)
-        return next().clCreateFromGLBuffer(context, flags, buffer, errcode_ret);
+        return fresh_mem(next().clCreateFromGLBuffer(context, flags, buffer, errcode_ret));
     constexpr const char *what = "clCreateFromGLBuffer";
     GlShare share;
     if (!find_share(context, &share)) return refuse(errcode_ret, CL_INVALID_CONTEXT, what, not_shared);

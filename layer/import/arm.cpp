@@ -8,6 +8,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/import/devices.hpp"
+#include "layer/import/fresh_handles.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
 #include "layer/import/native.hpp"
@@ -44,7 +45,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
                                      const cl_import_properties_arm *properties, void *memory, size_t size,
                                      cl_int *errcode_ret) {
     if (cl_mem mem = nullptr; native_arm_import(context, flags, properties, memory, size, errcode_ret, &mem))
-        return mem;
+        return fresh_mem(mem);
     ArmImportProperties props;
     std::string why;
     if (cl_int err = parse_arm_import_properties(properties, &props, &why); err != CL_SUCCESS)
@@ -53,7 +54,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     // memory) go to the ICD's own clImportMemoryARM when it has one.
     if (props.type != CL_IMPORT_TYPE_DMA_BUF_ARM || props.protected_memory)
         if (ImportMemoryArmFn icd = icd_import_memory_arm(context))
-            return icd(context, flags, properties, memory, size, errcode_ret);
+            return fresh_mem(icd(context, flags, properties, memory, size, errcode_ret));
     if (props.type != CL_IMPORT_TYPE_DMA_BUF_ARM)
         return fail(errcode_ret, CL_INVALID_PROPERTY,
                     "only CL_IMPORT_TYPE_DMA_BUF_ARM is supported (the default type is host memory: pass "

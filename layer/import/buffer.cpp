@@ -3,6 +3,7 @@
 // route -> the ICD's buffer over the mapping (host_ptr) or its own copy.
 #include "layer/import/buffer.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
+#include "layer/import/fresh_handles.hpp"
 #include "layer/import/native.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
@@ -55,7 +57,11 @@ cl_int check_buffer_request(const ImportProperties &props, const std::vector<cl_
     return CL_SUCCESS;
 }
 
-void CL_CALLBACK forget_sub_buffer(cl_mem sub, void *) { imports().remove_sub(sub); }
+// The token ties the callback to its own entry: a late callback (NVIDIA)
+// leaves a newer sub-buffer on the same handle alone.
+void CL_CALLBACK forget_sub_buffer(cl_mem sub, void *token) {
+    imports().remove_sub(sub, reinterpret_cast<uintptr_t>(token));
+}
 
 }  // namespace
 
@@ -65,9 +71,10 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     if (asks_for_allocation(properties))
         return create_allocated_buffer(context, properties, flags, size, host_ptr, errcode_ret);
     if (cl_mem mem = nullptr; native_buffer_import(context, properties, flags, size, host_ptr, errcode_ret, &mem))
-        return mem;
+        return fresh_mem(mem);
     if (!mentions_external_memory(properties))
-        return next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+        return fresh_mem(
+            next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret));
 
     ImportProperties props;
     std::string why;
@@ -127,13 +134,14 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
 // intercepted hot paths never have to ask the ICD for a buffer's parent.
 cl_mem CL_API_CALL create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
                                      const void *info, cl_int *errcode_ret) {
-    cl_mem sub = next().clCreateSubBuffer(parent, flags, type, info, errcode_ret);
+    cl_mem sub = fresh_mem(next().clCreateSubBuffer(parent, flags, type, info, errcode_ret));
     if (!sub || imports().empty()) return sub;
     auto import = imports().find(parent);
     if (!import || import->mem != parent || type != CL_BUFFER_CREATE_TYPE_REGION) return sub;
-    imports().add_sub(sub, import, static_cast<const cl_buffer_region *>(info)->origin);
-    if (next().clSetMemObjectDestructorCallback(sub, forget_sub_buffer, nullptr) != CL_SUCCESS)
-        imports().remove_sub(sub);  // unregistered rather than stale
+    const uint64_t token = imports().add_sub(sub, import, static_cast<const cl_buffer_region *>(info)->origin);
+    if (next().clSetMemObjectDestructorCallback(sub, forget_sub_buffer, reinterpret_cast<void *>(token)) !=
+        CL_SUCCESS)
+        imports().remove_sub(sub, token);  // unregistered rather than stale
     return sub;
 }
 

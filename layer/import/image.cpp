@@ -35,6 +35,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/import/devices.hpp"
+#include "layer/import/fresh_handles.hpp"
 #include "layer/import/native.hpp"
 #include "layer/import/record.hpp"
 #include "layer/import/refuse.hpp"
@@ -230,9 +231,10 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
         return create_allocated_image(context, properties, flags, format, desc, host_ptr, errcode_ret);
     if (cl_mem mem = nullptr;
         native_image_import(context, properties, flags, format, desc, host_ptr, errcode_ret, &mem))
-        return mem;
+        return fresh_mem(mem);
     if (!mentions_external_memory(properties))
-        return next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
+        return fresh_mem(
+            next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret));
 
     std::string why;
     ImageRequest req;

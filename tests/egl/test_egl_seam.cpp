@@ -4,10 +4,14 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "layer/dispatch.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_export.hpp"
+#include "layer/egl/egl_objects.hpp"
 #include "layer/egl/refusal.hpp"
 #include "layer/stats.hpp"
 #include "../unit/fake_kernel.hpp"
@@ -91,4 +95,41 @@ TEST_CASE("egl's refusals are counted once, like every refused import", "[egl-se
           nullptr);
     CHECK(err == CL_INVALID_IMAGE_SIZE);
     CHECK(stats().import_errors.load() == before + 1);
+}
+
+// ---- late destructor callbacks (issue #28) ------------------------------------------------
+
+namespace {
+
+using MemCallback = void(CL_CALLBACK *)(cl_mem, void *);
+std::vector<std::pair<MemCallback, void *>> held_callbacks;
+
+cl_int CL_API_CALL hold_callback(cl_mem, MemCallback fn, void *data) {
+    held_callbacks.emplace_back(fn, data);
+    return CL_SUCCESS;
+}
+
+}  // namespace
+
+// NVIDIA calls a cl_mem's destructor callbacks late, after it may have given
+// the handle to a new object: the late callback of the first egl object must
+// leave the record of the second, which now has the handle, alone.
+TEST_CASE("a late destructor callback drops only its own egl object's record", "[egl-seam]") {
+    static cl_icd_dispatch target{};
+    target.clSetMemObjectDestructorCallback = hold_callback;
+    init_dispatch(&target, sizeof target / sizeof(void *));
+    held_callbacks.clear();
+    const auto mem = reinterpret_cast<cl_mem>(uintptr_t{0x7e57});
+    egl::EglObject first, second;
+    first.name = 1;
+    second.name = 2;
+    REQUIRE(egl::track_object(mem, first));
+    REQUIRE(egl::track_object(mem, second));  // the ICD gave the handle back before the first callback
+    REQUIRE(held_callbacks.size() == 2);
+    held_callbacks[0].first(mem, held_callbacks[0].second);  // the first object's, late
+    egl::EglObject seen;
+    REQUIRE(egl::find_object(mem, &seen));
+    CHECK(seen.name == 2);
+    held_callbacks[1].first(mem, held_callbacks[1].second);
+    CHECK_FALSE(egl::find_object(mem, nullptr));
 }

@@ -34,11 +34,24 @@ cl_ulong now_ns() {
         .count();
 }
 
+// reuse_events: destroyed events whose handles the next events get (last
+// destroyed first); held_event_refs: the events the ICD holds a reference
+// on (under lock()).  Never destroyed, like queues().
+std::vector<cl_event> &reusable_events() {
+    static auto *list = new std::vector<cl_event>;
+    return *list;
+}
+std::vector<cl_event> &held_events() {
+    static auto *list = new std::vector<cl_event>;
+    return *list;
+}
+
 void release_event_locked(cl_event ev) {
     if (--ev->refs == 0) {
         ev->kind = Kind{};
         count_object(Kind::event, -1);
-        delete ev;
+        if (config().reuse_events) reusable_events().push_back(ev);
+        else delete ev;
     }
 }
 
@@ -486,8 +499,22 @@ cl_int CL_API_CALL enqueue_wait_for_events(cl_command_queue q, cl_uint n, const 
 
 }  // namespace
 
+void drop_held_event_refs() {
+    std::lock_guard guard(lock());
+    std::vector<cl_event> held;
+    held.swap(held_events());
+    for (cl_event ev : held) release_event_locked(ev);
+}
+
 cl_event new_event(cl_context ctx, cl_command_queue queue, cl_command_type type) {
-    auto *ev = new _cl_event{};
+    _cl_event *ev = nullptr;
+    if (!reusable_events().empty()) {
+        ev = reusable_events().back();
+        reusable_events().pop_back();
+        *ev = _cl_event{};
+    } else {
+        ev = new _cl_event{};
+    }
     count_object(Kind::event, +1);
     ev->disp = dispatch();
     ev->kind = Kind::event;
@@ -495,6 +522,10 @@ cl_event new_event(cl_context ctx, cl_command_queue queue, cl_command_type type)
     ev->queue = queue;
     ev->type = type;
     ev->times[0] = ev->times[1] = now_ns();
+    if (config().held_event_refs) {
+        ++ev->refs;  // the ICD's own, until PLATFORM_TESTICD_DROP_EVENT_REFS
+        held_events().push_back(ev);
+    }
     return ev;
 }
 

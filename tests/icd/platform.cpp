@@ -79,6 +79,9 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
     case PLATFORM_TESTICD_UNPARK:
         unpark();
         return answer(nullptr, 0, size, value, size_ret);
+    case PLATFORM_TESTICD_DROP_EVENT_REFS:
+        drop_held_event_refs();
+        return answer(nullptr, 0, size, value, size_ret);
     case PLATFORM_TESTICD_LOG_CLEAR:
         clear_record();
         return answer(nullptr, 0, size, value, size_ret);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -460,4 +461,368 @@ TEST_CASE("a late destructor callback tears down its own import, not the newer o
     REQUIRE(clReleaseMemObject(second) == CL_SUCCESS);
     run_destructors();
     CHECK(open_fd_count() == fds_before);  // both imports' dma-bufs closed, each once
+}
+
+// ---- stale handles (issue #28, items 4 and 5) ------------------------------------------
+
+namespace {
+
+cl_mem import_dmabuf_flags(const Env &env, e2e::Dmabuf &buf, size_t size, cl_mem_flags flags, cl_int *err) {
+    const cl_mem_properties props[] = {dma_buf, static_cast<cl_mem_properties>(buf.fd), 0};
+    cl_mem mem = clCreateBufferWithProperties(env.context, props, flags, size, nullptr, err);
+    if (mem) buf.release_fd();
+    return mem;
+}
+
+// The layer's gauges (include/CL/cl_ext_cldmabuf.h): imports and layer
+// events the application holds now, the registry's side-table entries.
+cl_ulong layer_gauge(const Env &env, size_t which) {
+    cl_ulong s[CL_STATS_COUNT_CLDMABUF] = {};
+    size_t bytes = 0;
+    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s, &bytes) == CL_SUCCESS);
+    REQUIRE(bytes == sizeof s);
+    return s[which];
+}
+
+void run_destructors(const Env &env) {
+    REQUIRE(clGetPlatformInfo(env.platform, 0x7E5B, 0, nullptr, nullptr) == CL_SUCCESS);  // testicd.hpp
+}
+
+// What the layer opens once per process (the first import's probes) is not the test's.
+void warm_up_imports(const Env &env) {
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf warm = e2e::make_dmabuf(4096);
+    cl_mem m = import_dmabuf(env, warm, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(m) == CL_SUCCESS);
+    run_destructors(env);
+}
+
+}  // namespace
+
+// NVIDIA 580 hands a destroyed buffer's handle value to the next buffer
+// before it calls the destroyed one's destructor callbacks.  A plain buffer
+// on an import's old handle is a plain buffer: its own flags and no
+// properties, host reads and writes as its flags allow (no read-only guard,
+// no host-access refusal of the import's), no import route, an acquire of it
+// refused; the old import's late callback still tears the old import down,
+// once (its fds closed), and leaves the plain buffer alone.  The import is
+// CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS: in place (late-destructors) its
+// mapping is read-only and the guard refuses host writes; on the copy route
+// (late-destructors-discrete) the host-access flags refuse reads and writes.
+TEST_CASE("a plain buffer on a dead import's handle is a plain buffer", "[late-destructors]") {
+    REQUIRE_DMABUF();
+    Env env;
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    REQUIRE(acquire);
+    warm_up_imports(env);
+    const int fds_before = open_fd_count();
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf a = e2e::make_dmabuf(4096);
+    cl_mem import = import_dmabuf_flags(env, a, 4096, CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const unsigned char ones[64] = {1};
+    CHECK(clEnqueueWriteBuffer(env.queue, import, CL_TRUE, 0, sizeof ones, ones, 0, nullptr, nullptr) ==
+          CL_INVALID_OPERATION);  // the import's flags, as the layer holds them
+    REQUIRE(clReleaseMemObject(import) == CL_SUCCESS);  // gone in the ICD, its callback owed
+
+    cl_mem plain = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(plain == import);  // the ICD gave the handle value back (the mode's point)
+
+    size_t bytes = 99;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_PROPERTIES, 0, nullptr, &bytes) == CL_SUCCESS);
+    CHECK(bytes == 0);  // clCreateBuffer: no properties, not the import's list
+    cl_mem_flags flags = 0;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_FLAGS, sizeof flags, &flags, nullptr) == CL_SUCCESS);
+    CHECK(flags == CL_MEM_READ_WRITE);
+    cl_uint route = 99;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
+          CL_INVALID_VALUE);  // not an import
+
+    unsigned char pattern[4096], seen[4096] = {};
+    for (size_t i = 0; i < sizeof pattern; ++i) pattern[i] = static_cast<unsigned char>(i * 7 + 3);
+    CHECK(clEnqueueWriteBuffer(env.queue, plain, CL_TRUE, 0, sizeof pattern, pattern, 0, nullptr, nullptr) ==
+          CL_SUCCESS);
+    CHECK(clEnqueueReadBuffer(env.queue, plain, CL_TRUE, 0, sizeof seen, seen, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(std::memcmp(seen, pattern, sizeof seen) == 0);
+    const unsigned char fill = 0x5A;
+    CHECK(clEnqueueFillBuffer(env.queue, plain, &fill, 1, 0, 64, 0, nullptr, nullptr) == CL_SUCCESS);
+    cl_mem src = clCreateBuffer(env.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4096, pattern, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(clEnqueueCopyBuffer(env.queue, src, plain, 0, 0, 4096, 0, nullptr, nullptr) == CL_SUCCESS);
+    void *mapped = clEnqueueMapBuffer(env.queue, plain, CL_TRUE, CL_MAP_WRITE, 0, 4096, 0, nullptr, nullptr, &err);
+    CHECK(err == CL_SUCCESS);
+    if (mapped) {
+        CHECK(std::memcmp(mapped, pattern, 4096) == 0);  // the copy reached this buffer, not the old dma-buf
+        CHECK(clEnqueueUnmapMemObject(env.queue, plain, mapped, 0, nullptr, nullptr) == CL_SUCCESS);
+    }
+    CHECK(acquire(env.queue, 1, &plain, 0, nullptr, nullptr) == CL_INVALID_MEM_OBJECT);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+
+    run_destructors(env);  // the import's callback, now: it must tear down the import, not the buffer
+    std::memset(seen, 0, sizeof seen);
+    CHECK(clEnqueueReadBuffer(env.queue, plain, CL_TRUE, 0, sizeof seen, seen, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(std::memcmp(seen, pattern, sizeof seen) == 0);
+    CHECK(clReleaseMemObject(plain) == CL_SUCCESS);
+    CHECK(clReleaseMemObject(src) == CL_SUCCESS);
+    run_destructors(env);
+    CHECK(open_fd_count() == fds_before);  // the import's dma-buf closed, once
+    CHECK(layer_gauge(env, CL_STATS_LIVE_IMPORTS_CLDMABUF) == 0);
+}
+
+// The application's own references decide, not the ICD's count: an import
+// the application retained stays an import until its last release.
+TEST_CASE("an import stays an import until the application's last release", "[late-destructors]") {
+    REQUIRE_DMABUF();
+    Env env;
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf a = e2e::make_dmabuf(4096);
+    cl_mem import = import_dmabuf(env, a, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(clRetainMemObject(import) == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(import) == CL_SUCCESS);
+    cl_uint route = 99;
+    CHECK(clGetMemObjectInfo(import, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
+          CL_SUCCESS);
+    size_t bytes = 0;
+    CHECK(clGetMemObjectInfo(import, CL_MEM_PROPERTIES, 0, nullptr, &bytes) == CL_SUCCESS);
+    CHECK(bytes == 3 * sizeof(cl_mem_properties));
+    CHECK(layer_gauge(env, CL_STATS_LIVE_IMPORTS_CLDMABUF) == 1);
+    REQUIRE(clReleaseMemObject(import) == CL_SUCCESS);
+    // The application's last release: the registry lets go at once, though
+    // the ICD has not called the destructor callback yet.
+    CHECK(layer_gauge(env, CL_STATS_LIVE_IMPORTS_CLDMABUF) == 0);
+    run_destructors(env);
+}
+
+// The same for sub-buffers: a plain buffer on a released sub-buffer's handle
+// is no slice of the import, and a newer sub-buffer of the import on that
+// handle stays one when the old sub-buffer's callback comes late.
+TEST_CASE("sub-buffer handles of an import are not stale either", "[late-destructors]") {
+    REQUIRE_DMABUF();
+    Env env;
+    warm_up_imports(env);
+    const int fds_before = open_fd_count();
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf a = e2e::make_dmabuf(8192);
+    cl_mem import = import_dmabuf_flags(env, a, 8192, CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const cl_buffer_region region{4096, 4096};
+    const unsigned char ones[64] = {1};
+
+    cl_mem sub1 = clCreateSubBuffer(import, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(clEnqueueWriteBuffer(env.queue, sub1, CL_TRUE, 0, sizeof ones, ones, 0, nullptr, nullptr) ==
+          CL_INVALID_OPERATION);
+    REQUIRE(clReleaseMemObject(sub1) == CL_SUCCESS);  // callback owed
+    cl_mem sub2 = clCreateSubBuffer(import, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(sub2 == sub1);
+    run_destructors(env);  // sub1's late callback: sub2 is still a slice of the import
+    // (what the layer answers for a slice of an import: no host pointer and
+    // no USE/COPY_HOST_PTR, which the import's own ICD object has)
+    cl_mem_flags flags = 0;
+    CHECK(clGetMemObjectInfo(sub2, CL_MEM_FLAGS, sizeof flags, &flags, nullptr) == CL_SUCCESS);
+    CHECK((flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) == 0);
+    CHECK(clEnqueueWriteBuffer(env.queue, sub2, CL_TRUE, 0, sizeof ones, ones, 0, nullptr, nullptr) ==
+          CL_INVALID_OPERATION);
+
+    REQUIRE(clReleaseMemObject(sub2) == CL_SUCCESS);  // callback owed
+    cl_mem plain = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(plain == sub2);
+    CHECK(clEnqueueWriteBuffer(env.queue, plain, CL_TRUE, 0, sizeof ones, ones, 0, nullptr, nullptr) == CL_SUCCESS);
+    unsigned char seen[64] = {};
+    CHECK(clEnqueueReadBuffer(env.queue, plain, CL_TRUE, 0, sizeof seen, seen, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(std::memcmp(seen, ones, sizeof seen) == 0);
+    cl_mem parent = import;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) == CL_SUCCESS);
+    CHECK(parent == nullptr);
+    run_destructors(env);
+    CHECK(clReleaseMemObject(plain) == CL_SUCCESS);
+    CHECK(clReleaseMemObject(import) == CL_SUCCESS);
+    run_destructors(env);
+    CHECK(open_fd_count() == fds_before);
+}
+
+namespace {
+
+cl_command_type command_type(cl_event ev) {
+    cl_command_type type = 0;
+    CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS);
+    return type;
+}
+
+cl_int execution_status(cl_event ev) {
+    cl_int status = 99;
+    CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS);
+    return status;
+}
+
+void drop_icd_event_refs(const Env &env) {
+    REQUIRE(clGetPlatformInfo(env.platform, 0x7E5C, 0, nullptr, nullptr) == CL_SUCCESS);  // testicd.hpp
+}
+
+}  // namespace
+
+// An ICD that holds references of its own on events (NVIDIA): after the
+// application's last release CL_EVENT_REFERENCE_COUNT is still above 1, yet
+// the event is the application's no more, and once the ICD lets go it may
+// hand the handle to the next event.  That event reports its own command
+// type and status, not the layer command's that had the handle before.
+TEST_CASE("a reused event handle reports its own command type and status", "[stale-events]") {
+    REQUIRE_DMABUF();
+    Env env;
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    REQUIRE(acquire);
+    REQUIRE(release);
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf a = e2e::make_dmabuf(4096);
+    cl_mem mem = import_dmabuf(env, a, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_event acquired = nullptr, released = nullptr;
+    REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, &acquired) == CL_SUCCESS);
+    REQUIRE(release(env.queue, 1, &mem, 0, nullptr, &released) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(command_type(acquired) == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
+    CHECK(command_type(released) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);
+    // The application's retain and release pair leaves it the application's.
+    REQUIRE(clRetainEvent(acquired) == CL_SUCCESS);
+    REQUIRE(clReleaseEvent(acquired) == CL_SUCCESS);
+    CHECK(command_type(acquired) == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
+    cl_uint refs = 0;
+    REQUIRE(clGetEventInfo(acquired, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, nullptr) == CL_SUCCESS);
+    CHECK(refs >= 2);  // the application's and the ICD's own
+    REQUIRE(clReleaseEvent(acquired) == CL_SUCCESS);
+    REQUIRE(clReleaseEvent(released) == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
+    drop_icd_event_refs(env);  // now the ICD destroys them; the handles come back
+
+    // User events until both handles came back (the ICD reuses the last destroyed first).
+    std::vector<cl_event> users;
+    bool saw_acquired = false, saw_released = false;
+    for (int i = 0; i < 256 && !(saw_acquired && saw_released); ++i) {
+        cl_event ev = clCreateUserEvent(env.context, &err);
+        REQUIRE(err == CL_SUCCESS);
+        users.push_back(ev);
+        if (ev != acquired && ev != released) continue;
+        (ev == acquired ? saw_acquired : saw_released) = true;
+        CHECK(command_type(ev) == CL_COMMAND_USER);
+        CHECK(execution_status(ev) == CL_SUBMITTED);
+    }
+    CHECK(saw_acquired);
+    CHECK(saw_released);
+    for (cl_event ev : users) {
+        CHECK(clSetUserEventStatus(ev, CL_COMPLETE) == CL_SUCCESS);
+        CHECK(clReleaseEvent(ev) == CL_SUCCESS);
+    }
+    drop_icd_event_refs(env);
+
+    // And the ICD's own enqueue events (markers: past the layer's side table).
+    std::vector<cl_event> markers;
+    saw_acquired = saw_released = false;
+    for (int i = 0; i < 256 && !(saw_acquired && saw_released); ++i) {
+        cl_event ev = nullptr;
+        REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &ev) == CL_SUCCESS);
+        markers.push_back(ev);
+        if (ev != acquired && ev != released) continue;
+        (ev == acquired ? saw_acquired : saw_released) = true;
+        CHECK(command_type(ev) == CL_COMMAND_MARKER);
+    }
+    CHECK(saw_acquired);
+    CHECK(saw_released);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    for (cl_event ev : markers) CHECK(clReleaseEvent(ev) == CL_SUCCESS);
+    drop_icd_event_refs(env);
+}
+
+// The side table of the layer's events does not grow with the commands: each
+// entry goes with the application's last release (its retains counted),
+// whatever references the ICD keeps (here: one of its own on every event).
+TEST_CASE("the layer's event entries go with the application's last release", "[stale-events]") {
+    REQUIRE_DMABUF();
+    Env env;
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    REQUIRE(acquire);
+    REQUIRE(release);
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf a = e2e::make_dmabuf(4096);
+    cl_mem mem = import_dmabuf(env, a, 4096, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const cl_ulong before = layer_gauge(env, CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF);
+    for (int round = 0; round < 50; ++round) {
+        cl_event acquired = nullptr, released = nullptr;
+        REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, &acquired) == CL_SUCCESS);
+        REQUIRE(release(env.queue, 1, &mem, 1, &acquired, &released) == CL_SUCCESS);
+        REQUIRE(clRetainEvent(released) == CL_SUCCESS);  // two references of the application's
+        REQUIRE(clReleaseEvent(acquired) == CL_SUCCESS);
+        REQUIRE(clWaitForEvents(1, &released) == CL_SUCCESS);
+        REQUIRE(clReleaseEvent(released) == CL_SUCCESS);
+        CHECK(command_type(released) == CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR);  // one left
+        REQUIRE(clReleaseEvent(released) == CL_SUCCESS);
+    }
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(layer_gauge(env, CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF) == before);
+    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
+    drop_icd_event_refs(env);
+}
+
+// The allocator's side table (layer/alloc/allocated.cpp) has the same late
+// callbacks: the one of an allocation whose handle a newer allocation got
+// must close its own dma-buf fd, not the newer one's, and leave the newer
+// one's entry (CL_MEM_DMA_BUF_FD_CLDMABUF) alone.
+TEST_CASE("a late destructor callback of an allocation closes its own fd, not the newer allocation's",
+          "[late-destructors]") {
+    REQUIRE_DMABUF();
+    Env env;
+    const cl_mem_properties props[] = {CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF, CL_DMA_BUF_EXPORTER_ANY_CLDMABUF, 0};
+    cl_int err = CL_OUT_OF_RESOURCES;
+    {
+        cl_mem warm = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+        if (!warm) SKIP("the allocator has no exporter here (error " << err << ")");
+        REQUIRE(clReleaseMemObject(warm) == CL_SUCCESS);
+        run_destructors(env);
+    }
+    const int fds_before = open_fd_count();
+    cl_mem first = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(clReleaseMemObject(first) == CL_SUCCESS);  // its callback owed
+    cl_mem second = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(second == first);
+    run_destructors(env);  // the first allocation's callback, now
+    cl_int fd = -1;
+    CHECK(clGetMemObjectInfo(second, CL_MEM_DMA_BUF_FD_CLDMABUF, sizeof fd, &fd, nullptr) == CL_SUCCESS);
+    if (fd >= 0) {
+        struct stat st{};
+        CHECK(fstat(fd, &st) == 0);
+        close(fd);
+    }
+    // A plain buffer on the allocation's handle before its callback: none of
+    // the allocator's answers.
+    REQUIRE(clReleaseMemObject(second) == CL_SUCCESS);  // its callback owed
+    cl_mem plain = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(plain == second);
+    fd = -1;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_DMA_BUF_FD_CLDMABUF, sizeof fd, &fd, nullptr) == CL_INVALID_VALUE);
+    if (fd >= 0) close(fd);
+    cl_uint exporter = 0;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_DMA_BUF_EXPORTER_CLDMABUF, sizeof exporter, &exporter, nullptr) ==
+          CL_INVALID_VALUE);
+    size_t bytes = 99;
+    CHECK(clGetMemObjectInfo(plain, CL_MEM_PROPERTIES, 0, nullptr, &bytes) == CL_SUCCESS);
+    CHECK(bytes == 0);
+    run_destructors(env);
+    REQUIRE(clReleaseMemObject(plain) == CL_SUCCESS);
+    run_destructors(env);
+    CHECK(open_fd_count() == fds_before);  // each allocation's fd closed, once
 }

@@ -41,6 +41,14 @@ struct Config {
     // asks, and the next buffer reuses the released one's handle meanwhile
     // (NVIDIA 580 calls them late; a handle value comes back).
     bool late_destructors = false;
+    // The next event gets the handle of the event destroyed last (a stack of
+    // them), as ICDs that recycle event objects do.
+    bool reuse_events = false;
+    // The ICD keeps one reference of its own on every event it creates
+    // until PLATFORM_TESTICD_DROP_EVENT_REFS drops them (NVIDIA holds
+    // internal references: CL_EVENT_REFERENCE_COUNT stays above 1 after the
+    // application's last release).
+    bool held_event_refs = false;
     int major = 3, minor = 0;       // version=1.2|2.1|3.0
     bool external_memory() const { return native_opaque_fd || native_dmabuf; }
     bool at_least(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
@@ -76,6 +84,10 @@ void arm_park(const std::string &function);
 void park_point(const char *function);
 bool park_state();
 void unpark();
+// held_event_refs: a control (no value) that drops the ICD's own reference
+// on every event created since the last time.
+constexpr cl_platform_info PLATFORM_TESTICD_DROP_EVENT_REFS = 0x7E5C;
+void drop_held_event_refs();
 void arm_failure(const std::string &spec);
 bool injected_failure(const char *function);  // true: this call is the one to fail
 void fault_state(cl_ulong out[4]);

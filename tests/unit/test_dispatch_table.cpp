@@ -46,6 +46,9 @@ const std::vector<Slot> wrapped = {
     SLOT(clEnqueueCopyBuffer), SLOT(clEnqueueCopyBufferRect), SLOT(clEnqueueCopyImage),
     SLOT(clEnqueueCopyImageToBuffer), SLOT(clEnqueueCopyBufferToImage),
     SLOT(clEnqueueMapBuffer), SLOT(clEnqueueMapImage), SLOT(clEnqueueUnmapMemObject),
+    // stale handles (layer/import/fresh_handles.hpp, layer/events.cpp)
+    SLOT(clCreateBuffer), SLOT(clCreateImage), SLOT(clCreateImage2D), SLOT(clCreateImage3D), SLOT(clCreatePipe),
+    SLOT(clRetainMemObject), SLOT(clReleaseMemObject), SLOT(clRetainEvent), SLOT(clCreateUserEvent),
 };
 // Counted in the enqueue epoch, then the target's (layer/queue/passthrough.hpp): with
 // `wrapped`, every clEnqueue* slot that has a function type on Linux.
@@ -60,6 +63,11 @@ const std::vector<Slot> counted = {
 const std::vector<Slot> counted_unless_egl = {
     SLOT(clEnqueueAcquireGLObjects), SLOT(clEnqueueReleaseGLObjects), SLOT(clEnqueueAcquireEGLObjectsKHR),
     SLOT(clEnqueueReleaseEGLObjectsKHR),
+};
+// Memory-object creations whose handle goes through fresh_mem(), unless egl provides them.
+const std::vector<Slot> fresh_unless_egl = {
+    SLOT(clCreateFromGLBuffer), SLOT(clCreateFromGLTexture), SLOT(clCreateFromGLTexture2D),
+    SLOT(clCreateFromGLTexture3D), SLOT(clCreateFromGLRenderbuffer), SLOT(clCreateFromEGLImageKHR),
 };
 // Set even where the target has none: mapped down for a pre-3.0 / pre-2.0 ICD (layer/icd_slots.hpp).
 const std::vector<Slot> provided = {
@@ -91,7 +99,8 @@ std::set<std::string> names(const std::vector<Slot> &list, size_t below = kSlots
 }
 
 std::string name_of(size_t index) {
-    for (const auto *list : {&wrapped, &counted, &counted_unless_egl, &provided, &egl_wrapped, &egl_provided})
+    for (const auto *list :
+         {&wrapped, &counted, &counted_unless_egl, &fresh_unless_egl, &provided, &egl_wrapped, &egl_provided})
         for (const Slot &s : *list)
             if (s.index == index) return s.name;
     return "slot #" + std::to_string(index);
@@ -132,7 +141,7 @@ TEST_CASE("dispatch table: exactly the listed slots are replaced, every other on
 
     std::set<std::string> expected = names(wrapped) + names(counted) + names(provided);
     if (egl_on()) expected = expected + names(egl_wrapped) + names(egl_provided);
-    else expected = expected + names(counted_unless_egl);
+    else expected = expected + names(counted_unless_egl) + names(fresh_unless_egl);
     CHECK(replaced(target, layer) == expected);
     // What replaced a slot is the layer's, not another slot's target function.
     for (size_t i = 0; i < kSlots; ++i)
@@ -162,7 +171,7 @@ TEST_CASE("dispatch table: a loader built before OpenCL 2.0 gets the 1.x overrid
     const cl_icd_dispatch &layer = *init_dispatch(&target, static_cast<cl_uint>(n));
     std::set<std::string> expected = names(wrapped, n) + names(counted, n) + names(provided);
     if (egl_on()) expected = expected + names(egl_wrapped, n) + names(egl_provided);
-    else expected = expected + names(counted_unless_egl, n);
+    else expected = expected + names(counted_unless_egl, n) + names(fresh_unless_egl, n);
     CHECK(replaced(target, layer) == expected);
 }
 
