@@ -710,6 +710,41 @@ int fence_timeout_ms() {
 
 }  // namespace
 
+// The exception to the invariant above, left open (docs/blitter.md, "The
+// invariant"): a copy whose batch outlasts CLDMABUF_FENCE_TIMEOUT_MS fails
+// at the bound and its step opens the gate while the batch is still queued,
+// so the blocking read behind it passes the copy.  Hidden and not registered
+// in meson: it fails until that is decided.  Run by hand under the e2e-sim
+// environment: e2e-tests '[blt-order-bound]' (needs the bound below 2 s).
+TEST_CASE("[blt] a copy that outlasts the fence bound is still not passed by the read behind it",
+          "[.][blt-order-bound]") {
+    REQUIRE_BLT();
+    const int bound_ms = fence_timeout_ms();
+    if (bound_ms >= 2000) SKIP("CLDMABUF_FENCE_TIMEOUT_MS >= 2000: the delay below would not outlast it");
+    ClEnv env;
+    constexpr size_t N = 64u << 10;
+    ImportedBuffer a(env, N), b(env, N);
+    std::mt19937_64 rng(28008);
+    const auto src = random_bytes(rng, N);
+    write_all(env, a.mem, src);
+    write_all(env, b.mem, std::vector<uint8_t>(N, 0xa5));
+    const std::vector<uint8_t> want(src.begin() + 1000, src.begin() + 1064);
+    const uint64_t before = sim().executed();
+    sim().set_delay_ms(static_cast<unsigned>(bound_ms) + 200);
+    REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 1000, 2000, 64, 0, nullptr, nullptr) == CL_SUCCESS);
+    std::vector<uint8_t> got(64, 0);
+    REQUIRE(clEnqueueReadBuffer(env.queue, b.mem, CL_TRUE, 2000, 64, got.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    const uint64_t executed_at_read = sim().executed() - before;
+    const cl_int finished = clFinish(env.queue);  // reports the step's failure, if it failed
+    sim().set_delay_ms(0);
+    sim().drain();
+    std::fprintf(stderr, "[blt-order-bound] clFinish %d, batch executed at the read: %s\n", finished,
+                 executed_at_read == 1 ? "yes" : "no");
+    CHECK(executed_at_read == 1);
+    CHECK(got == want);
+}
+
 TEST_CASE("[blt] faults: execbuffer errors, a hung ring and a never-signalled fence fail the copy, never hang",
           "[.][blt-fault]") {
     REQUIRE_BLT();
