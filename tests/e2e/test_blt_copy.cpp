@@ -591,6 +591,70 @@ TEST_CASE("[blt] delayed completion: an unsynchronised read sees stale data, map
     CHECK(mismatches == 0);
 }
 
+// Issue #28 item 7: a command never passes a blitter copy enqueued before it.
+// Two 8 MiB imports; a CopyBufferRect and a 5 MiB CopyBuffer, each followed by
+// clFinish; then CopyBuffer(a, b, 1000, 2000, 64) and at once a blocking
+// ReadBuffer(b, 2000, 64) on the same in-order queue, no events, no wait
+// lists.  The read must return the copied bytes, and the copy's batch must
+// have executed by the time the read returns (the virtual Gen9 counts a batch
+// executed before it signals its fence).  Rounds with the virtual Gen9's
+// completion as it is and delayed 50 ms (the slower timing of the sanitizer
+// build); e2e-sim runs it on both builds (scripts/test-sanitizers: asan/e2e-sim).
+TEST_CASE("[blt] a blocking read right after a copy waits for it, also after copies ended by clFinish", "[blt]") {
+    REQUIRE_BLT();
+    ClEnv env;
+    constexpr size_t N = 8u << 20;
+    ImportedBuffer a(env, N), b(env, N);
+    std::mt19937_64 rng(28007);
+    const auto src = random_bytes(rng, N);
+    {  // filled through the test's own mappings: the rect copy is the queue's first command
+        void *pa = mmap(nullptr, N, PROT_READ | PROT_WRITE, MAP_SHARED, a.buf.fd, 0);
+        void *pb = mmap(nullptr, N, PROT_READ | PROT_WRITE, MAP_SHARED, b.buf.fd, 0);
+        REQUIRE(pa != MAP_FAILED);
+        REQUIRE(pb != MAP_FAILED);
+        std::memcpy(pa, src.data(), N);
+        std::memset(pb, 0xa5, N);
+        munmap(pa, N);
+        munmap(pb, N);
+    }
+    // What the 5 MiB copy leaves at b[2000, 2064), and what the small copy must put there.
+    const std::vector<uint8_t> before_copy(src.begin() + 2000, src.begin() + 2064);
+    const std::vector<uint8_t> want(src.begin() + 1000, src.begin() + 1064);
+    REQUIRE(before_copy != want);
+    const Rect rect{{64, 3, 0}, {128, 5, 0}, {4000, 300, 1}, 8192, 0, 8192, 0};
+    constexpr int ROUNDS = 3;
+    for (const unsigned delay_ms : {0u, 50u}) {
+        sim().set_delay_ms(delay_ms);
+        int stale = 0, late = 0;
+        for (int round = 0; round < ROUNDS; ++round) {
+            INFO("completion delay " << delay_ms << " ms, round " << round);
+            const uint64_t before = sim().executed();
+            REQUIRE(copy_rect(env, env.queue, a.mem, b.mem, rect) == CL_SUCCESS);
+            REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+            REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 0, 0, 5u << 20, 0, nullptr, nullptr) ==
+                    CL_SUCCESS);
+            REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+            REQUIRE(sim().executed() - before == 2);
+            REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 1000, 2000, 64, 0, nullptr, nullptr) ==
+                    CL_SUCCESS);
+            std::vector<uint8_t> got(64, 0);
+            REQUIRE(clEnqueueReadBuffer(env.queue, b.mem, CL_TRUE, 2000, 64, got.data(), 0, nullptr, nullptr) ==
+                    CL_SUCCESS);
+            const uint64_t executed_at_read = sim().executed() - before;
+            CHECK(got == want);
+            CHECK(executed_at_read == 3);
+            stale += got != want;
+            late += executed_at_read != 3;
+            REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        }
+        std::fprintf(stderr,
+                     "[blt] read after copy, completion delay %u ms: %d/%d reads stale, %d/%d copies not executed "
+                     "when the read returned\n",
+                     delay_ms, stale, ROUNDS, late, ROUNDS);
+    }
+    sim().set_delay_ms(0);
+}
+
 // ---- fault injection -------------------------------------------------------------
 
 namespace {
@@ -645,6 +709,41 @@ int fence_timeout_ms() {
 }
 
 }  // namespace
+
+// The exception to the invariant above, left open (docs/blitter.md, "The
+// invariant"): a copy whose batch outlasts CLDMABUF_FENCE_TIMEOUT_MS fails
+// at the bound and its step opens the gate while the batch is still queued,
+// so the blocking read behind it passes the copy.  Hidden and not registered
+// in meson: it fails until that is decided.  Run by hand under the e2e-sim
+// environment: e2e-tests '[blt-order-bound]' (needs the bound below 2 s).
+TEST_CASE("[blt] a copy that outlasts the fence bound is still not passed by the read behind it",
+          "[.][blt-order-bound]") {
+    REQUIRE_BLT();
+    const int bound_ms = fence_timeout_ms();
+    if (bound_ms >= 2000) SKIP("CLDMABUF_FENCE_TIMEOUT_MS >= 2000: the delay below would not outlast it");
+    ClEnv env;
+    constexpr size_t N = 64u << 10;
+    ImportedBuffer a(env, N), b(env, N);
+    std::mt19937_64 rng(28008);
+    const auto src = random_bytes(rng, N);
+    write_all(env, a.mem, src);
+    write_all(env, b.mem, std::vector<uint8_t>(N, 0xa5));
+    const std::vector<uint8_t> want(src.begin() + 1000, src.begin() + 1064);
+    const uint64_t before = sim().executed();
+    sim().set_delay_ms(static_cast<unsigned>(bound_ms) + 200);
+    REQUIRE(clEnqueueCopyBuffer(env.queue, a.mem, b.mem, 1000, 2000, 64, 0, nullptr, nullptr) == CL_SUCCESS);
+    std::vector<uint8_t> got(64, 0);
+    REQUIRE(clEnqueueReadBuffer(env.queue, b.mem, CL_TRUE, 2000, 64, got.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    const uint64_t executed_at_read = sim().executed() - before;
+    const cl_int finished = clFinish(env.queue);  // reports the step's failure, if it failed
+    sim().set_delay_ms(0);
+    sim().drain();
+    std::fprintf(stderr, "[blt-order-bound] clFinish %d, batch executed at the read: %s\n", finished,
+                 executed_at_read == 1 ? "yes" : "no");
+    CHECK(executed_at_read == 1);
+    CHECK(got == want);
+}
 
 TEST_CASE("[blt] faults: execbuffer errors, a hung ring and a never-signalled fence fail the copy, never hang",
           "[.][blt-fault]") {
