@@ -75,7 +75,7 @@ struct Shared {
 
 TEST_CASE("stress: threads sharing a queue and imports, clFinish racing them, a fence-honouring producer; "
           "checked through the dma-bufs",
-          "[stress]") {
+          "[stress][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     if (!layer_has_fence_source(env)) SKIP("no fence source for the layer (neither sw_sync nor vgem)");
