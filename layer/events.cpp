@@ -10,6 +10,7 @@
 #include "layer/dispatch.hpp"
 #include "layer/enqueue_epoch.hpp"
 #include "layer/failed_events.hpp"
+#include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/handoff/quiet_queue.hpp"
 #include "layer/queue_identity.hpp"
 #include "layer/registry.hpp"
@@ -127,6 +128,9 @@ cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
     const uint64_t epoch = enqueue_epoch();  // before: a command counted after it may follow the finish
     cl_int err = next().clFinish(queue);
     if (err == CL_SUCCESS) note_quiet_queue(queue, epoch);  // nothing of the queue's is left to run
+    // Nothing of the queue's runs any more: imports its failed acquires
+    // detached get their dma-buf back (layer/handoff/failed_acquire_shield.hpp).
+    if (err == CL_SUCCESS && any_import_shielded()) queue_drained(queue);
     if (err != CL_SUCCESS || !any_queue_failure()) return err;
     const cl_int failed = take_queue_failure(queue);
     if (failed == 0) return err;

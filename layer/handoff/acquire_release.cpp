@@ -57,6 +57,7 @@
 #include "layer/import/native.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/handoff/quiet_queue.hpp"
 #include "layer/handoff/release_fences.hpp"
 #include "layer/blit/tiled_shadow.hpp"
@@ -197,6 +198,10 @@ bool fast_path_allowed(cl_command_queue queue, const ImportList &list, cl_uint n
         if (import->over_tiled_shadow() || (import->route == Route::copy && !fast_transfer(*import, acquire, quiet)))
             return false;
     if (any_queue_failure() && queue_failure(queue) < 0) return false;
+    // An import fenced off after a failed acquire: the queued step refuses it.
+    if (acquire && any_import_shielded())
+        for (const auto &import : list)
+            if (import_shielded(*import)) return false;
     return !event || !profiling_queue(queue);
 }
 
@@ -371,6 +376,29 @@ bool handoff_on_quiet_queue(cl_command_queue queue, uint64_t epoch) {
     return queue_still_quiet(queue, epoch) && !host_steps_unfinished();
 }
 
+// A failed acquire in side-table mode: its dma-bufs are taken away from the
+// ICD's commands behind it before its gate opens
+// (layer/handoff/failed_acquire_shield.hpp).
+std::function<void()> shield_after_failure(const ImportList &list, cl_command_queue queue) {
+    return [list, queue] {
+        for (const auto &import : list) shield_import(*import, queue);
+    };
+}
+
+// An import still fenced off after a failed acquire (on any queue) cannot be
+// acquired: the device would work on the anonymous pages.
+cl_int refuse_shielded(const ImportList &list) {
+    if (!any_import_shielded()) return CL_SUCCESS;
+    for (const auto &import : list)
+        if (import_shielded(*import)) {
+            LOG_ERROR("acquire: import %p is detached from its dma-buf after a failed acquire: clFinish the "
+                      "queue of that acquire first",
+                      static_cast<void *>(import->mem));
+            return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+        }
+    return CL_SUCCESS;
+}
+
 // The marker becomes the command's event (reported with the _KHR type).
 void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
     if (!event) {
@@ -434,6 +462,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         }
     }
     stats().queued_handoffs++;
+    step.before_open_after_failure = shield_after_failure(list, queue);
     if (fast_failure != CL_SUCCESS) return enqueue_fast_failure(std::move(step), list, fast_failure, event);
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     const StagingList staging = stagings_of(list, queue, copied_in);
@@ -442,6 +471,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     // The openings are destroyed with the work, run or dropped.
     step.work = [list, staging, openings](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
+        if (cl_int refused = refuse_shielded(list); refused != CL_SUCCESS) return refused;
         for (size_t i = 0; i < list.size(); ++i) {
             Import &import = *list[i];
             cl_int err = import.over_tiled_shadow() ? detile(import)

@@ -1,0 +1,108 @@
+#include "layer/handoff/failed_acquire_shield.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "layer/import_state.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/registry.hpp"
+
+namespace cldmabuf {
+namespace {
+
+struct Shield {
+    const Import *import = nullptr;
+    std::vector<cl_command_queue> queues;  // whose commands behind a failed acquire may still run
+};
+
+std::mutex mutex;
+auto *shields = new std::unordered_map<const Import *, Shield>;
+std::atomic<size_t> count{0};
+
+int prot_of(const Import &import) { return import.mapped_writable ? PROT_READ | PROT_WRITE : PROT_READ; }
+
+// The dma-buf's pages back at the mapping's addresses.  Under the mutex.
+void restore(const Import &import) {
+    void *p = kernel().mmap(import.mapping, import.mapping_len, prot_of(import), MAP_SHARED | MAP_FIXED, import.fd, 0);
+    if (p == MAP_FAILED)
+        LOG_ERROR("import %p: cannot map its dma-buf again after a failed acquire (%s): it stays detached",
+                  static_cast<void *>(import.mem), std::strerror(errno));
+    else
+        LOG_INFO("import %p: its dma-buf is mapped again (every queue behind the failed acquire finished)",
+                 static_cast<void *>(import.mem));
+}
+
+// Teardown (forget_import_state): the mapping is about to be released, maybe
+// into the mapping cache, so it must be the dma-buf's again.
+void forget(const Import &import) {
+    if (count.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard lock(mutex);
+    auto it = shields->find(&import);
+    if (it == shields->end()) return;
+    restore(import);
+    shields->erase(it);
+    count.store(shields->size(), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+bool shield_import(Import &import, cl_command_queue queue) {
+    static const bool registered = (register_import_state(forget), true);
+    (void)registered;
+    if (!import.mapping || import.over_tiled_shadow()) return false;
+    std::lock_guard lock(mutex);
+    auto it = shields->find(&import);
+    if (it != shields->end()) {
+        if (std::find(it->second.queues.begin(), it->second.queues.end(), queue) == it->second.queues.end())
+            it->second.queues.push_back(queue);
+        return true;
+    }
+    void *p = kernel().mmap(import.mapping, import.mapping_len, prot_of(import),
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) {
+        LOG_ERROR("import %p: cannot detach its mapping after a failed acquire (%s): the commands behind it "
+                  "run on the dma-buf",
+                  static_cast<void *>(import.mem), std::strerror(errno));
+        return false;
+    }
+    shields->emplace(&import, Shield{&import, {queue}});
+    count.store(shields->size(), std::memory_order_relaxed);
+    LOG_WARN("import %p: acquire failed on queue %p; the commands behind it run on anonymous pages, not on the "
+             "dma-buf, until clFinish on that queue",
+             static_cast<void *>(import.mem), static_cast<void *>(queue));
+    return true;
+}
+
+void queue_drained(cl_command_queue queue) {
+    if (count.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard lock(mutex);
+    for (auto it = shields->begin(); it != shields->end();) {
+        auto &queues = it->second.queues;
+        queues.erase(std::remove(queues.begin(), queues.end(), queue), queues.end());
+        if (queues.empty()) {
+            restore(*it->second.import);
+            it = shields->erase(it);
+        } else {
+            ++it;
+        }
+    }
+    count.store(shields->size(), std::memory_order_relaxed);
+}
+
+bool import_shielded(const Import &import) {
+    if (count.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard lock(mutex);
+    return shields->count(&import) != 0;
+}
+
+bool any_import_shielded() { return count.load(std::memory_order_relaxed) != 0; }
+
+}  // namespace cldmabuf
