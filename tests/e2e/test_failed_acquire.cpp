@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "cl_fixture.hpp"
 #include "dmabuf_view.hpp"
@@ -102,8 +103,13 @@ struct StuckImport {
     }
     void unstick() {
         if (fence_pending) {
-            tsup::signal_fence(buf, fence);
             fence_pending = false;
+            // vgem signals an unsignalled fence itself after 10 s (a slow VM
+            // can get there): then the id is gone, which is fine here.
+            try {
+                tsup::signal_fence(buf, fence);
+            } catch (const std::system_error &) {
+            }
         }
         if (copy) {
             vgen9().reset();
@@ -136,6 +142,8 @@ struct Outcome {
     size_t words_written = 0;  // words of the dma-buf that hold the kernel's value
     bool bytes_kept = false;   // every word as before
     bool import_freed = false;  // its fd closed after clReleaseMemObject: every step let go of it
+    cl_int marker_after = 1;    // a marker enqueued on the queue once the failure was reported
+    cl_int finish_after = 1;    // clFinish after that marker
 };
 
 // Whether the layer hands a failed step's error to the ICD here (propagate)
@@ -144,16 +152,17 @@ struct Outcome {
 bool layer_propagates(const ClEnv &env) {
     if (env_is("CLDMABUF_FAILED_EVENTS", "propagate")) return true;
     if (env_is("CLDMABUF_FAILED_EVENTS", "sidetable")) return false;
-    const std::string version = platform_string(env.platform, CL_PLATFORM_VERSION);
-    const auto at = version.find("PoCL ");
-    if (at != std::string::npos) return std::atoi(version.c_str() + at + 5) >= 6;
-    return true;
+    const std::string &name = env.platform_name;
+    return name.find("NVIDIA") != std::string::npos ||
+           (name.find("Intel(R) OpenCL") != std::string::npos && name.find("Graphics") != std::string::npos);
 }
 
 // acquire (fails) -> kernel writing every word -> release, then clFinish.
 Outcome kernel_behind_failed_acquire(const ClEnv &env) {
-    StuckImport stuck(env);
+    // Built first: a vgem fence signals itself after 10 s, which a compiler
+    // under the VM lane's TCG can take.
     cl_kernel k = env.build_kernel(put_source, "put");
+    StuckImport stuck(env);
     const cl_uint value = kKernel;
     REQUIRE(clSetKernelArg(k, 0, sizeof stuck.mem, &stuck.mem) == CL_SUCCESS);
     REQUIRE(clSetKernelArg(k, 1, sizeof value, &value) == CL_SUCCESS);
@@ -189,6 +198,14 @@ Outcome kernel_behind_failed_acquire(const ClEnv &env) {
     clReleaseMemObject(stuck.mem);
     stuck.mem = nullptr;
     o.import_freed = closes_soon(stuck.owned_fd);
+    // Whether the queue itself still works (an ICD may fail every later
+    // command of an in-order queue behind a failed one).
+    cl_event marker = nullptr;
+    REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, &marker) == CL_SUCCESS);
+    clWaitForEvents(1, &marker);
+    o.marker_after = status_of(marker);
+    clReleaseEvent(marker);
+    o.finish_after = clFinish(env.queue);
     return o;
 }
 
@@ -211,7 +228,8 @@ TEST_CASE("a kernel behind a failed acquire does not run: its event fails, the d
     CHECK(o.bytes_kept);
     CHECK(o.import_freed);  // no step behind the failure was left holding the import
     // After the failure was reported and the fence signalled the queue works.
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(o.marker_after == CL_COMPLETE);
+    CHECK(o.finish_after == CL_SUCCESS);
 }
 
 TEST_CASE("probe: what the ICD does with the commands behind a failed acquire", "[.failmode-probe]") {
@@ -221,11 +239,10 @@ TEST_CASE("probe: what the ICD does with the commands behind a failed acquire", 
     const Outcome o = kernel_behind_failed_acquire(env);
     std::printf("failmode-probe: platform \"%s\" (%s), source %s, CLDMABUF_FAILED_EVENTS=%s: clFinish %d then %d; "
                 "acquire %d, kernel %d, release %d; kernel callbacks %d (status %d); dma-buf words written by "
-                "the kernel %zu of %zu, bytes kept %s; import freed %s\n",
+                "the kernel %zu of %zu, bytes kept %s; import freed %s; then a marker %d, clFinish %d\n",
                 env.platform_name.c_str(), platform_string(env.platform, CL_PLATFORM_VERSION).c_str(),
                 dmabuf_source().c_str(), mode ? mode : "(unset)", o.finish, o.finish_again, o.acquire, o.kernel,
                 o.release, o.kernel_callbacks, o.kernel_callback_status, o.words_written, kSize / 4,
-                o.bytes_kept ? "yes" : "no", o.import_freed ? "yes" : "no");
+                o.bytes_kept ? "yes" : "no", o.import_freed ? "yes" : "no", o.marker_after, o.finish_after);
     std::fflush(stdout);
-    CHECK(clFinish(env.queue) == CL_SUCCESS);
 }
