@@ -105,4 +105,29 @@ bool import_shielded(const Import &import) {
 
 bool any_import_shielded() { return count.load(std::memory_order_relaxed) != 0; }
 
+std::vector<cl_command_queue> shield_queues(const Import &import) {
+    if (count.load(std::memory_order_relaxed) == 0) return {};
+    std::lock_guard lock(mutex);
+    auto it = shields->find(&import);
+    return it == shields->end() ? std::vector<cl_command_queue>{} : it->second.queues;
+}
+
+bool reattach_import(const Import &import, cl_command_queue queue, const std::vector<cl_command_queue> &drained) {
+    if (count.load(std::memory_order_relaxed) == 0) return true;
+    std::lock_guard lock(mutex);
+    auto it = shields->find(&import);
+    if (it == shields->end()) return true;
+    for (cl_command_queue q : it->second.queues)
+        if (q != queue && std::find(drained.begin(), drained.end(), q) == drained.end()) {
+            LOG_ERROR("acquire: import %p is detached from its dma-buf after a failed acquire on queue %p, whose "
+                      "commands may still run: clFinish that queue first",
+                      static_cast<void *>(import.mem), static_cast<void *>(q));
+            return false;
+        }
+    restore(import);
+    shields->erase(it);
+    count.store(shields->size(), std::memory_order_relaxed);
+    return true;
+}
+
 }  // namespace cldmabuf

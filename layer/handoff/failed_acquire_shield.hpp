@@ -9,9 +9,9 @@
 //
 // The dma-buf's mapping comes back once every queue whose failure fenced the
 // import off has been drained by clFinish (the layer's clFinish reports the
-// failure then), or at the import's teardown.  Until then an acquire of the
-// import on any queue fails (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
-// one log line): the device would work on the anonymous pages.
+// failure then), at the import's next acquire on another queue (which first
+// waits for a marker on each of those queues: every command enqueued there
+// before it has finished), or at the import's teardown.
 //
 // What it cannot do: the commands' events still report CL_COMPLETE (only the
 // acquire's event, clFinish and the layer's later steps report the failure),
@@ -20,6 +20,8 @@
 // blitter's shadow, which a failed de-tile leaves untouched) and the copy
 // route's registered mappings (NVIDIA, which propagates) are not shielded.
 #pragma once
+
+#include <vector>
 
 #include "layer/cl_compat.h"
 
@@ -36,6 +38,14 @@ bool shield_import(Import &import, cl_command_queue queue);
 void queue_drained(cl_command_queue queue);
 // Whether `import` is fenced off now.
 bool import_shielded(const Import &import);
+// The queues whose commands behind a failed acquire may still run on
+// `import`'s detached pages (empty when it is not fenced off).
+std::vector<cl_command_queue> shield_queues(const Import &import);
+// An acquire on `queue`, after markers on `drained` completed: when every
+// queue of the import's shield is `queue` or in `drained`, the dma-buf is
+// mapped again and true returned; false when it stays fenced off (a
+// failure on another queue came since: logged).  True when not fenced off.
+bool reattach_import(const Import &import, cl_command_queue queue, const std::vector<cl_command_queue> &drained);
 // Cheap check: any import fenced off.
 bool any_import_shielded();
 

@@ -246,3 +246,55 @@ TEST_CASE("probe: what the ICD does with the commands behind a failed acquire", 
                 o.bytes_kept ? "yes" : "no", o.import_freed ? "yes" : "no", o.marker_after, o.finish_after);
     std::fflush(stdout);
 }
+
+TEST_CASE("after a failed acquire the import works again: on another queue at once, on its own after clFinish",
+          "[host-fail][kernel]") {
+    if (!can_make_stuck_fences()) SKIP("needs a fence that never signals (vgem, or the virtual Gen9 blitter)");
+    ClEnv env;
+    cl_kernel k = env.build_kernel(put_source, "put");
+    StuckImport stuck(env);
+    REQUIRE(clSetKernelArg(k, 0, sizeof stuck.mem, &stuck.mem) == CL_SUCCESS);
+    const size_t global = kSize / 4;
+    auto put = [&](cl_command_queue q, cl_uint value) {
+        REQUIRE(clSetKernelArg(k, 1, sizeof value, &value) == CL_SUCCESS);
+        REQUIRE(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    };
+    cl_event acq = nullptr;
+    REQUIRE(env.acquire(env.queue, 1, &stuck.mem, 0, nullptr, &acq) == CL_SUCCESS);
+    put(env.queue, kKernel);
+    CHECK(clWaitForEvents(1, &acq) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    clReleaseEvent(acq);
+    stuck.unstick();  // the writer is done
+
+    // Another queue, before anyone called clFinish on the first: its acquire
+    // waits for the first queue's commands, then the kernel writes the dma-buf.
+    cl_command_queue other = env.make_queue();
+    REQUIRE(env.acquire(other, 1, &stuck.mem, 0, nullptr, &acq) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+    clReleaseEvent(acq);
+    put(other, kKernel + 1);
+    REQUIRE(env.release(other, 1, &stuck.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clFinish(other) == CL_SUCCESS);
+    CHECK(stuck.view->has_words(kKernel + 1, 1));
+    stuck.view->begin(false);
+    size_t theirs = 0;
+    for (size_t i = 0; i < kSize / 4; ++i) theirs += stuck.view->words[i] == kKernel + 1;
+    stuck.view->end(false);
+    CHECK(theirs == kSize / 4);
+
+    // The first queue reports its failure once, then works on the dma-buf too.
+    CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);
+    {
+        REQUIRE(env.acquire(env.queue, 1, &stuck.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        put(env.queue, kKernel + 2);
+        REQUIRE(env.release(env.queue, 1, &stuck.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        CHECK(clFinish(env.queue) == CL_SUCCESS);
+        stuck.view->begin(false);
+        size_t ours = 0;
+        for (size_t i = 0; i < kSize / 4; ++i) ours += stuck.view->words[i] == kKernel + 2;
+        stuck.view->end(false);
+        CHECK(ours == kSize / 4);
+    }
+    clReleaseCommandQueue(other);
+    clReleaseKernel(k);
+}
