@@ -8,7 +8,7 @@
 //   propagate  the step's gate user event completes with the negative status
 //              (clSetUserEventStatus(gate, err)): the ICD terminates the step's
 //              barrier and the commands behind it, as the spec describes
-//              (NVIDIA, Intel NEO).
+//              (NVIDIA).
 //   sidetable  the gate completes with CL_COMPLETE (the ICD sees success); the
 //              layer answers for its own events (status queries, waits,
 //              callbacks, clFinish, blocking maps).  ICD commands behind the
@@ -16,7 +16,8 @@
 //              its dma-bufs from them first (layer/handoff/failed_acquire_shield.hpp).
 //              For ICDs whose failed-event path does not serve (PoCL never
 //              calls the callbacks of terminated commands, rusticl fails the
-//              queue for good: docs/layer-rules.md, "When host work fails").
+//              queue for good, NEO 22.43 aborts later: docs/layer-rules.md,
+//              "When host work fails").
 //
 // The choice is made per platform in failure_mode() alone, logged once per
 // platform; CLDMABUF_FAILED_EVENTS=propagate|sidetable forces it.
