@@ -10,22 +10,35 @@
 #include <unordered_map>
 #include <vector>
 
+#include "layer/dispatch.hpp"
 #include "layer/import_state.hpp"
 #include "layer/kernel_ops.hpp"
 #include "layer/log.hpp"
 #include "layer/registry.hpp"
+#include "layer/worker.hpp"
 
 namespace cldmabuf {
 namespace {
 
 struct Shield {
     const Import *import = nullptr;
-    std::vector<cl_command_queue> queues;  // whose commands behind a failed acquire may still run
+    // Whose commands behind a failed acquire may still run (retained: an
+    // acquire on another queue enqueues a marker on each).
+    std::vector<cl_command_queue> queues;
 };
 
 std::mutex mutex;
 auto *shields = new std::unordered_map<const Import *, Shield>;
 std::atomic<size_t> count{0};
+
+// Queue references; the dispatch is empty in unit tests over a fake kernel.
+void retain(cl_command_queue q) {
+    if (next().clRetainCommandQueue) next().clRetainCommandQueue(q);
+}
+void release(const std::vector<cl_command_queue> &queues) {
+    if (next().clReleaseCommandQueue)
+        for (cl_command_queue q : queues) next().clReleaseCommandQueue(q);
+}
 
 int prot_of(const Import &import) { return import.mapped_writable ? PROT_READ | PROT_WRITE : PROT_READ; }
 
@@ -44,12 +57,21 @@ void restore(const Import &import) {
 // into the mapping cache, so it must be the dma-buf's again.
 void forget(const Import &import) {
     if (count.load(std::memory_order_relaxed) == 0) return;
-    std::lock_guard lock(mutex);
-    auto it = shields->find(&import);
-    if (it == shields->end()) return;
-    restore(import);
-    shields->erase(it);
-    count.store(shields->size(), std::memory_order_relaxed);
+    std::vector<cl_command_queue> queues;
+    {
+        std::lock_guard lock(mutex);
+        auto it = shields->find(&import);
+        if (it == shields->end()) return;
+        restore(import);
+        queues = std::move(it->second.queues);
+        shields->erase(it);
+        count.store(shields->size(), std::memory_order_relaxed);
+    }
+    // Teardown runs in the ICD's destructor callback, maybe on its own
+    // thread: the last reference to a queue the application already released
+    // goes on the queue's worker instead.
+    if (next().clReleaseCommandQueue)
+        for (cl_command_queue q : queues) post_to_worker(q, [q] { next().clReleaseCommandQueue(q); });
 }
 
 }  // namespace
@@ -61,8 +83,10 @@ bool shield_import(Import &import, cl_command_queue queue) {
     std::lock_guard lock(mutex);
     auto it = shields->find(&import);
     if (it != shields->end()) {
-        if (std::find(it->second.queues.begin(), it->second.queues.end(), queue) == it->second.queues.end())
+        if (std::find(it->second.queues.begin(), it->second.queues.end(), queue) == it->second.queues.end()) {
+            retain(queue);
             it->second.queues.push_back(queue);
+        }
         return true;
     }
     void *p = kernel().mmap(import.mapping, import.mapping_len, prot_of(import),
@@ -73,28 +97,36 @@ bool shield_import(Import &import, cl_command_queue queue) {
                   static_cast<void *>(import.mem), std::strerror(errno));
         return false;
     }
+    retain(queue);
     shields->emplace(&import, Shield{&import, {queue}});
     count.store(shields->size(), std::memory_order_relaxed);
     LOG_WARN("import %p: acquire failed on queue %p; the commands behind it run on anonymous pages, not on the "
-             "dma-buf, until clFinish on that queue",
+             "dma-buf, until that queue is drained",
              static_cast<void *>(import.mem), static_cast<void *>(queue));
     return true;
 }
 
 void queue_drained(cl_command_queue queue) {
     if (count.load(std::memory_order_relaxed) == 0) return;
-    std::lock_guard lock(mutex);
-    for (auto it = shields->begin(); it != shields->end();) {
-        auto &queues = it->second.queues;
-        queues.erase(std::remove(queues.begin(), queues.end(), queue), queues.end());
-        if (queues.empty()) {
-            restore(*it->second.import);
-            it = shields->erase(it);
-        } else {
-            ++it;
+    std::vector<cl_command_queue> released;
+    {
+        std::lock_guard lock(mutex);
+        for (auto it = shields->begin(); it != shields->end();) {
+            auto &queues = it->second.queues;
+            if (std::find(queues.begin(), queues.end(), queue) != queues.end()) {
+                queues.erase(std::remove(queues.begin(), queues.end(), queue), queues.end());
+                released.push_back(queue);
+            }
+            if (queues.empty()) {
+                restore(*it->second.import);
+                it = shields->erase(it);
+            } else {
+                ++it;
+            }
         }
+        count.store(shields->size(), std::memory_order_relaxed);
     }
-    count.store(shields->size(), std::memory_order_relaxed);
+    release(released);
 }
 
 bool import_shielded(const Import &import) {
@@ -114,19 +146,24 @@ std::vector<cl_command_queue> shield_queues(const Import &import) {
 
 bool reattach_import(const Import &import, cl_command_queue queue, const std::vector<cl_command_queue> &drained) {
     if (count.load(std::memory_order_relaxed) == 0) return true;
-    std::lock_guard lock(mutex);
-    auto it = shields->find(&import);
-    if (it == shields->end()) return true;
-    for (cl_command_queue q : it->second.queues)
-        if (q != queue && std::find(drained.begin(), drained.end(), q) == drained.end()) {
-            LOG_ERROR("acquire: import %p is detached from its dma-buf after a failed acquire on queue %p, whose "
-                      "commands may still run: clFinish that queue first",
-                      static_cast<void *>(import.mem), static_cast<void *>(q));
-            return false;
-        }
-    restore(import);
-    shields->erase(it);
-    count.store(shields->size(), std::memory_order_relaxed);
+    std::vector<cl_command_queue> queues;
+    {
+        std::lock_guard lock(mutex);
+        auto it = shields->find(&import);
+        if (it == shields->end()) return true;
+        for (cl_command_queue q : it->second.queues)
+            if (q != queue && std::find(drained.begin(), drained.end(), q) == drained.end()) {
+                LOG_ERROR("acquire: import %p is detached from its dma-buf after a failed acquire on queue %p, "
+                          "whose commands may still run: clFinish that queue first",
+                          static_cast<void *>(import.mem), static_cast<void *>(q));
+                return false;
+            }
+        restore(import);
+        queues = std::move(it->second.queues);
+        shields->erase(it);
+        count.store(shields->size(), std::memory_order_relaxed);
+    }
+    release(queues);
     return true;
 }
 
