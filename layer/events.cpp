@@ -12,6 +12,7 @@
 #include "layer/failed_events.hpp"
 #include "layer/queue/quiet.hpp"
 #include "layer/queue/identity.hpp"
+#include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/registry.hpp"
 #include "layer/worker.hpp"
 
@@ -135,6 +136,9 @@ cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
     const EpochWord word = read_epoch();  // before: a command that begins after it may follow the finish
     cl_int err = next().clFinish(queue);
     if (err == CL_SUCCESS) note_quiet_queue(queue, word, 0);  // nothing of the queue's is left to run
+    // Nothing of the queue's runs any more: imports its failed acquires
+    // detached get their dma-buf back (layer/handoff/failed_acquire_shield.hpp).
+    if (err == CL_SUCCESS && any_import_shielded()) queue_drained(queue);
     if (err != CL_SUCCESS || !any_queue_failure()) return err;
     const cl_int failed = take_queue_failure(queue);
     if (failed == 0) return err;

@@ -48,23 +48,48 @@ FailureMode decide_failure_mode(const std::string &name, const std::string &vers
         *why = "forced by CLDMABUF_FAILED_EVENTS=sidetable";
         return FailureMode::sidetable;
     }
-    // Measured (docs/layer-rules.md): NVIDIA CUDA 13.0 terminates the commands
-    // behind a failed user event and still calls their CL_COMPLETE callbacks
-    // (with status 0, which the layer corrects).
+    // Measured (docs/layer-rules.md, "When host work fails"): propagate where
+    // the ICD terminates the commands behind a failed user event, calls their
+    // CL_COMPLETE callbacks and keeps the queue usable once clFinish reported
+    // the failure.  NVIDIA CUDA 13.0 calls the callbacks with status 0,
+    // which the layer corrects.
     if (name.find("NVIDIA") != std::string::npos) {
         *why = "NVIDIA: failed user events terminate later commands, callbacks still fire";
         return FailureMode::propagate;
     }
-    // PoCL 3.1 aborts in pocl_update_event_failed() when a user event that a
-    // command waits on fails (a race; about 1 run in 4 under MALLOC_PERTURB_),
-    // and PoCL 3.1 and 5.0 never call CL_COMPLETE callbacks of failed
-    // commands, which the layer's own clean-up hangs off.
-    if (pocl_major(version) >= 0) {
-        *why = "PoCL: failed user events abort 3.1, and failed commands never call their callbacks";
+    // Intel NEO 22.43 (AUB mode) terminates the commands behind a failed user
+    // event with its status and calls their callbacks with it, but the NEO
+    // lane under propagate aborts inside NEO (host_ptr_manager.cpp:251, a
+    // later CL_MEM_USE_HOST_PTR import) after a failed tiled de-tile step,
+    // with main's layer too: not picked until that is understood.
+    if (name.find("Intel(R) OpenCL") != std::string::npos && name.find("Graphics") != std::string::npos) {
+        *why = "Intel NEO: after a failed step NEO 22.43 aborted on a later host-pointer import (AUB lane); a "
+               "failed acquire detaches its dma-bufs";
         return FailureMode::sidetable;
     }
-    // Not measured here (rusticl, Intel NEO, ...): the safe mode.
-    *why = "ICD not qualified for failed user events (CLDMABUF_FAILED_EVENTS=propagate to try)";
+    // PoCL (3.1 on the host, 6.0 in the VM) terminates the commands behind but
+    // never calls their CL_COMPLETE callbacks, so the layer's own steps behind
+    // (a release's SYNC END and fence signal) would never run; 3.1 also
+    // aborts in pocl_update_event_failed() when such a user event fails (a
+    // race).  The side table detaches the failed acquire's dma-bufs instead
+    // (layer/handoff/failed_acquire_shield.hpp).
+    if (pocl_major(version) >= 0) {
+        *why = "PoCL: the commands a failed user event terminates never call their callbacks (3.1, 6.0), 3.1 "
+               "aborts; a failed acquire detaches its dma-bufs";
+        return FailureMode::sidetable;
+    }
+    // rusticl (Mesa 25.0) terminates the commands behind and calls their
+    // callbacks, but fails every later command of the in-order queue too,
+    // for good (a marker after clFinish: -5, and every clFinish -5): one
+    // fence timeout would end the queue.
+    if (name == "rusticl") {
+        *why = "rusticl: a failed user event fails every later command of the queue for good; a failed acquire "
+               "detaches its dma-bufs";
+        return FailureMode::sidetable;
+    }
+    // Not measured here: the safe mode.
+    *why = "ICD not qualified for failed user events (CLDMABUF_FAILED_EVENTS=propagate to try); a failed "
+           "acquire detaches its dma-bufs";
     return FailureMode::sidetable;
 }
 

@@ -2,17 +2,22 @@
 // DMA_BUF_IOCTL_SYNC or blitter batch) reaches the application.
 //
 // The layer always records the failure in its event side table
-// (EventTypeRegistry) and in a per-queue latch; on top of that:
+// (EventTypeRegistry) and in a per-queue latch (every later layer step of the
+// queue fails until clFinish reported it, in both modes); on top of that:
 //
 //   propagate  the step's gate user event completes with the negative status
 //              (clSetUserEventStatus(gate, err)): the ICD terminates the step's
-//              barrier and the commands behind it, as the spec describes.
+//              barrier and the commands behind it, as the spec describes
+//              (NVIDIA).
 //   sidetable  the gate completes with CL_COMPLETE (the ICD sees success); the
 //              layer answers for its own events (status queries, waits,
-//              callbacks, clFinish, blocking maps) and fails every later layer
-//              step of the queue until clFinish reported the failure.  ICD
-//              commands behind the step still run.  For ICDs whose failed-
-//              event path is broken (docs/layer-rules.md, "When host work fails").
+//              callbacks, clFinish, blocking maps).  ICD commands behind the
+//              step still run; a failed acquire detaches
+//              its dma-bufs from them first (layer/handoff/failed_acquire_shield.hpp).
+//              For ICDs whose failed-event path does not serve (PoCL never
+//              calls the callbacks of terminated commands, rusticl fails the
+//              queue for good, NEO 22.43 aborts later: docs/layer-rules.md,
+//              "When host work fails").
 //
 // The choice is made per platform in failure_mode() alone, logged once per
 // platform; CLDMABUF_FAILED_EVENTS=propagate|sidetable forces it.

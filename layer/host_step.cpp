@@ -39,6 +39,7 @@ void drop_owner(StepEvents *events) {
 
 struct PendingStep {
     std::function<cl_int(cl_int)> work;
+    std::function<void()> before_open_after_failure;
     cl_command_queue queue = nullptr;
     FailureMode mode = FailureMode::sidetable;
     cl_event marker = nullptr;
@@ -122,11 +123,17 @@ void run_step(PendingStep *pending, cl_int marker_status) {
         clock.host_start = host_now_ns();
     }
     cl_int prior = marker_status < 0 ? marker_status : CL_SUCCESS;
-    // Side-table mode cannot stop the ICD's commands behind a failed step,
-    // but it keeps the layer's own later steps (syncs, blits, maps) of the
-    // queue off the buffers until clFinish has reported the failure.
-    if (prior == CL_SUCCESS && pending->mode == FailureMode::sidetable && queue_failure(pending->queue) < 0)
-        prior = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    // The layer's own later steps (syncs, blits, maps) of the queue stay off
+    // the buffers until clFinish has reported the failure, in both modes:
+    // the ICDs that propagate a failed user event terminate only the
+    // commands already waiting behind it (NEO, PoCL 6, rusticl: a step
+    // enqueued after the failure ran through).
+    if (prior == CL_SUCCESS && queue_failure(pending->queue) < 0) prior = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    // Propagate mode: the ICD terminated this step because a command ahead
+    // of it failed; that failure is latched already (and clFinish may have
+    // reported it: the ICD ends a terminated barrier without waiting for its
+    // gate, so this work can run after that clFinish returned).
+    const bool inherited = marker_status < 0 && pending->mode == FailureMode::propagate;
     const cl_int result = pending->work(prior);
     if (pending->profiled_device) {
         clock.device_end = clock.device_start ? device_now(pending->profiled_device) : 0;
@@ -136,8 +143,12 @@ void run_step(PendingStep *pending, cl_int marker_status) {
     // Recorded before the gate opens, so that a waiter or callback woken by
     // it already sees the failure.
     if (result != CL_SUCCESS) {
-        note_queue_failure(pending->queue, result);
+        if (!inherited) note_queue_failure(pending->queue, result);
         if (pending->reported) event_types().set_failed(pending->reported, result);
+        // The ICD will run the commands behind: what the step can still do
+        // about them, it does before the gate opens.
+        if (pending->mode == FailureMode::sidetable && pending->before_open_after_failure)
+            pending->before_open_after_failure();
     }
     // The work is done: let go of the objects before the gate opens, so that
     // an application that released them and waits for the step (clFinish)
@@ -297,6 +308,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     for (cl_mem m : step.keep_alive) next().clRetainMemObject(m);
     auto *pending = new PendingStep;
     pending->work = std::move(step.work);
+    pending->before_open_after_failure = std::move(step.before_open_after_failure);
     pending->queue = step.queue;
     pending->mode = failure_mode(step.queue);
     pending->marker = marker;

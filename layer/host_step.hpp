@@ -39,6 +39,11 @@ struct HostStep {
     // device copy of an import without shared memory.  They receive the
     // user event to wait on and append their own events to `after`.
     std::function<cl_int(cl_event gate, std::vector<cl_event> *after)> device_commands;
+    // Side-table mode only (layer/failed_events.hpp), when work() failed: runs
+    // on the worker before the gate opens, while the ICD's commands behind
+    // the step have not started (a failed acquire takes its dma-bufs away
+    // from them, layer/handoff/failed_acquire_shield.hpp).
+    std::function<void()> before_open_after_failure;
     // Memory objects the work touches: retained until it finished, so that an
     // application releasing them right after enqueueing cannot pull the
     // dma-buf (and its fd) away from under the worker.

@@ -39,7 +39,8 @@ const SettingSpec table[] = {
     {"CLDMABUF_FENCE_TIMEOUT_MS", K::integer, nullptr, 0, 3600 * 1000 - 1, "`1000`",
      "bound on every fence wait, in milliseconds"},
     {"CLDMABUF_FAILED_EVENTS", K::word, "propagate|sidetable", 0, 0, "per ICD",
-     "`propagate` (a failed step fails the ICD's commands behind it) or `sidetable` ([layer-rules.md](layer-rules.md))"},
+     "`propagate` (a failed step fails the ICD's commands behind it: NVIDIA) or `sidetable` (they run; a failed "
+     "acquire detaches its dma-bufs from them: PoCL, rusticl, NEO, others) ([layer-rules.md](layer-rules.md))"},
     {"CLDMABUF_MAP_CACHE_MB", K::integer, nullptr, 0, 1 << 20, "`0`",
      "keep up to N MiB of idle dma-buf mappings for re-imports ([benchmarks.md](benchmarks.md))"},
     {"CLDMABUF_BLT", K::word, "on|off", 0, 0, "`on`", "`off`: no blitter, copies go to the ICD"},

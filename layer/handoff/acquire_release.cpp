@@ -40,6 +40,7 @@
 #include "layer/failed_events.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/handoff/marker_watch.hpp"
 #include "layer/handoff/plan.hpp"
 #include "layer/handoff/release_fences.hpp"
@@ -109,6 +110,9 @@ HandoffFacts facts_of(cl_command_queue queue, const ImportList &list, cl_uint nu
     }
     if (f.wait_list || f.tiled_shadow || f.slow_transfer) return f;  // queued whatever the rest says
     f.queue_failed = any_queue_failure() && queue_failure(queue) < 0;
+    // An import a failed acquire detached (layer/handoff/failed_acquire_shield.hpp): the queued step maps it again.
+    if (acquire && any_import_shielded())
+        for (const auto &import : list) f.detached |= import_shielded(*import);
     f.profiled_event = event && profiling_queue(queue);
     f.steps_unfinished = host_steps_unfinished();
     f.quiet = !f.steps_unfinished && queue_still_quiet(queue, word);
@@ -144,6 +148,43 @@ Openings openings_of(const ImportList &list, cl_uint num_events, const cl_event 
         if (import->over_tiled_shadow()) return out;
     for (const auto &import : list) out.push_back(make_acquire_opening(import, num_events, wait_list));
     return out;
+}
+
+// A failed acquire in side-table mode: its dma-bufs are taken away from the
+// ICD's commands behind it before its gate opens
+// (layer/handoff/failed_acquire_shield.hpp).
+std::function<void()> shield_after_failure(const ImportList &list, cl_command_queue queue) {
+    return [list, queue] {
+        for (const auto &import : list) shield_import(*import, queue);
+    };
+}
+
+// An acquire of imports a failed acquire detached: a marker on each other
+// queue whose commands behind that failure may still run on the detached
+// pages; the step waits for them and then maps the dma-bufs again
+// (reattach_shielded).  The markers' events are the caller's to release.
+std::vector<cl_event> drain_shield_queues(const ImportList &list, cl_command_queue queue,
+                                          std::vector<cl_command_queue> *drained) {
+    std::vector<cl_event> markers;
+    if (!any_import_shielded()) return markers;
+    for (const auto &import : list)
+        for (cl_command_queue q : shield_queues(*import)) {
+            if (q == queue || std::find(drained->begin(), drained->end(), q) != drained->end()) continue;
+            cl_event m = nullptr;
+            if (next().clEnqueueMarkerWithWaitList(q, 0, nullptr, &m) != CL_SUCCESS) continue;  // reattach refuses
+            next().clFlush(q);
+            markers.push_back(m);
+            drained->push_back(q);
+        }
+    return markers;
+}
+
+cl_int reattach_shielded(const ImportList &list, cl_command_queue queue,
+                         const std::vector<cl_command_queue> &drained) {
+    if (!any_import_shielded()) return CL_SUCCESS;
+    for (const auto &import : list)
+        if (!reattach_import(*import, queue, drained)) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    return CL_SUCCESS;
 }
 
 // The marker becomes the command's event (reported with the _KHR type).
@@ -206,14 +247,30 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         }
     }
     stats().queued_handoffs++;
+    step.before_open_after_failure = shield_after_failure(list, queue);
     if (fast_failure != CL_SUCCESS) return enqueue_fast_failure(std::move(step), list, fast_failure, event);
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
+    // Imports a failed acquire on another queue detached: that queue's
+    // commands are waited for (a marker), then the dma-bufs mapped again.
+    // (Not behind a marker the fast path already enqueued, nor with a wait
+    // list the step refuses: the work then finds them detached and fails.)
+    std::vector<cl_command_queue> drained;
+    std::vector<cl_event> drains, waits;
+    if (!step.marker && (num_events > 0) == (wait_list != nullptr))
+        drains = drain_shield_queues(list, queue, &drained);
+    if (!drains.empty()) {
+        waits.assign(wait_list, wait_list + num_events);
+        waits.insert(waits.end(), drains.begin(), drains.end());
+        step.num_events = static_cast<cl_uint>(waits.size());
+        step.wait_list = waits.data();
+    }
     const StagingList staging = stagings_of(list, queue, copied_in);
     const Openings openings = openings_of(list, num_events, wait_list);
     if (!openings.empty()) step.waits = HostStep::Waits::openable_acquire;
     // The openings are destroyed with the work, run or dropped.
-    step.work = [list, staging, openings](cl_int prior) -> cl_int {
+    step.work = [list, staging, openings, queue, drained](cl_int prior) -> cl_int {
         if (prior < 0) return prior;
+        if (cl_int refused = reattach_shielded(list, queue, drained); refused != CL_SUCCESS) return refused;
         for (size_t i = 0; i < list.size(); ++i) {
             Import &import = *list[i];
             cl_int err = import.over_tiled_shadow() ? detile(import)
@@ -242,7 +299,9 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         }
         return CL_SUCCESS;
     };
-    return enqueue_host_step(std::move(step), event);
+    const cl_int err = enqueue_host_step(std::move(step), event);
+    for (cl_event m : drains) next().clReleaseEvent(m);
+    return err;
 }
 
 cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,

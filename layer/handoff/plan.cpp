@@ -8,7 +8,10 @@ HandoffPlan plan_handoff(const HandoffFacts &f) {
     // blitter de-/re-tile, a transfer too large to hold the caller for, a
     // failure the queue owes (the step carries its semantics), a profiling
     // event (the step's own timestamps).
-    if (f.wait_list || f.tiled_shadow || f.slow_transfer || f.queue_failed || f.profiled_event) return {};
+    // (And an import a failed acquire detached: the step maps it again once
+    // the queues behind the failure are drained.)
+    if (f.wait_list || f.tiled_shadow || f.slow_transfer || f.queue_failed || f.profiled_event || f.detached)
+        return {};
     // A large registered release holds the caller for its Read: only when
     // that Read is all there is to wait for (the quiet queue).
     if (f.large_registered && !f.acquire && !f.quiet) return {};

@@ -22,6 +22,7 @@ struct HandoffFacts {
     bool quiet = false;              // the quiet record matches (layer/queue/quiet.hpp) and no layer step is unfinished
     bool copy_route_only = false;    // every import is on the copy route, none a tiled shadow
     bool steps_unfinished = false;   // a layer step of any queue has not finished its work
+    bool detached = false;           // an acquire of an import a failed acquire detached (failed_acquire_shield)
 };
 
 enum class HandoffWay {

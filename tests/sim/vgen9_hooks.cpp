@@ -503,6 +503,9 @@ EXPORT int ioctl(int fd, unsigned long request, ...) noexcept {
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {
     void *out;
+    // MAP_FIXED replaces whatever was mapped there, as a munmap would (the
+    // layer detaches an import's mapping that way after a failed acquire).
+    if ((flags & MAP_FIXED) && addr) on_munmap(addr, len);
     if (fd >= 0 && !(flags & MAP_ANONYMOUS) && handle_mmap(addr, len, prot, flags, fd, off, &out))
         return out;
     return real().mmap(addr, len, prot, flags, fd, off);

@@ -22,6 +22,7 @@ HandoffFacts facts_from_bits(unsigned bits) {
     f.quiet = bits & 128;
     f.copy_route_only = bits & 256;
     f.steps_unfinished = bits & 512;
+    f.detached = bits & 1024;
     return f;
 }
 
@@ -29,13 +30,13 @@ HandoffFacts facts_from_bits(unsigned bits) {
 
 TEST_CASE("handoff plan: every combination of the facts", "[handoff-plan]") {
     int fast = 0, quiet = 0, unwatched = 0;
-    for (unsigned bits = 0; bits < 1024; ++bits) {
+    for (unsigned bits = 0; bits < 2048; ++bits) {
         const HandoffFacts f = facts_from_bits(bits);
         const HandoffPlan p = plan_handoff(f);
         INFO("facts bits " << bits);
         // Something the caller's thread must not wait for or cannot do: queued.
         const bool must_queue = f.wait_list || f.profiled_event || f.queue_failed || f.tiled_shadow ||
-                                f.slow_transfer || (f.large_registered && !f.acquire && !f.quiet);
+                                f.slow_transfer || f.detached || (f.large_registered && !f.acquire && !f.quiet);
         CHECK((p.way == HandoffWay::queued) == must_queue);
         if (must_queue) {
             CHECK_FALSE(p.note_quiet);

@@ -104,13 +104,24 @@ TEST_CASE("a job stuck on one queue's worker does not delay another queue's jobs
     CHECK(live_workers() == 0);
 }
 
-TEST_CASE("failed host steps: PoCL keeps the side table, NVIDIA propagates, the setting forces either") {
+TEST_CASE("failed host steps: NVIDIA propagates, PoCL, rusticl and NEO keep the side table, the setting forces either") {
     std::string why;
     CHECK(decide_failure_mode("Portable Computing Language",
                               "OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, RELOC", nullptr,
                               &why) == FailureMode::sidetable);
+    CHECK(decide_failure_mode("Portable Computing Language", "OpenCL 3.0 PoCL 6.0+debian  Linux, None+Asserts, RELOC",
+                              nullptr, &why) == FailureMode::sidetable);
     CHECK(decide_failure_mode("NVIDIA CUDA", "OpenCL 3.0 CUDA 13.0.98", nullptr, &why) == FailureMode::propagate);
+    CHECK(decide_failure_mode("Intel(R) OpenCL HD Graphics", "OpenCL 3.0 ", nullptr, &why) ==
+          FailureMode::sidetable);
+    CHECK(why.find("NEO") != std::string::npos);
+    CHECK(decide_failure_mode("Intel(R) OpenCL Graphics", "OpenCL 3.0 ", nullptr, &why) == FailureMode::sidetable);
+    // Intel's CPU runtime is not NEO: not measured.
+    CHECK(decide_failure_mode("Intel(R) CPU Runtime for OpenCL(TM) Applications", "OpenCL 3.0 WINDOWS", nullptr,
+                              &why) == FailureMode::sidetable);
     CHECK(decide_failure_mode("rusticl", "OpenCL 3.0 ", nullptr, &why) == FailureMode::sidetable);
+    CHECK(why.find("rusticl") != std::string::npos);
+    CHECK(decide_failure_mode("Clover", "OpenCL 1.1 Mesa 23.2.1", nullptr, &why) == FailureMode::sidetable);
     CHECK(decide_failure_mode("Portable Computing Language", "OpenCL 3.0 PoCL 3.1", "propagate", &why) ==
           FailureMode::propagate);
     CHECK(decide_failure_mode("NVIDIA CUDA", "OpenCL 3.0 CUDA 13.0.98", "sidetable", &why) ==

@@ -1,0 +1,170 @@
+#include "layer/handoff/failed_acquire_shield.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "layer/dispatch.hpp"
+#include "layer/import_state.hpp"
+#include "layer/kernel_ops.hpp"
+#include "layer/log.hpp"
+#include "layer/registry.hpp"
+#include "layer/worker.hpp"
+
+namespace cldmabuf {
+namespace {
+
+struct Shield {
+    const Import *import = nullptr;
+    // Whose commands behind a failed acquire may still run (retained: an
+    // acquire on another queue enqueues a marker on each).
+    std::vector<cl_command_queue> queues;
+};
+
+std::mutex mutex;
+auto *shields = new std::unordered_map<const Import *, Shield>;
+std::atomic<size_t> count{0};
+
+// Queue references; the dispatch is empty in unit tests over a fake kernel.
+void retain(cl_command_queue q) {
+    if (next().clRetainCommandQueue) next().clRetainCommandQueue(q);
+}
+void release(const std::vector<cl_command_queue> &queues) {
+    if (next().clReleaseCommandQueue)
+        for (cl_command_queue q : queues) next().clReleaseCommandQueue(q);
+}
+
+int prot_of(const Import &import) { return import.mapped_writable ? PROT_READ | PROT_WRITE : PROT_READ; }
+
+// The dma-buf's pages back at the mapping's addresses.  Under the mutex.
+void restore(const Import &import) {
+    void *p = kernel().mmap(import.mapping, import.mapping_len, prot_of(import), MAP_SHARED | MAP_FIXED, import.fd, 0);
+    if (p == MAP_FAILED)
+        LOG_ERROR("import %p: cannot map its dma-buf again after a failed acquire (%s): it stays detached",
+                  static_cast<void *>(import.mem), std::strerror(errno));
+    else
+        LOG_INFO("import %p: its dma-buf is mapped again (every queue behind the failed acquire finished)",
+                 static_cast<void *>(import.mem));
+}
+
+// Teardown (forget_import_state): the mapping is about to be released, maybe
+// into the mapping cache, so it must be the dma-buf's again.
+void forget(const Import &import) {
+    if (count.load(std::memory_order_relaxed) == 0) return;
+    std::vector<cl_command_queue> queues;
+    {
+        std::lock_guard lock(mutex);
+        auto it = shields->find(&import);
+        if (it == shields->end()) return;
+        restore(import);
+        queues = std::move(it->second.queues);
+        shields->erase(it);
+        count.store(shields->size(), std::memory_order_relaxed);
+    }
+    // Teardown runs in the ICD's destructor callback, maybe on its own
+    // thread: the last reference to a queue the application already released
+    // goes on the queue's worker instead.
+    if (next().clReleaseCommandQueue)
+        for (cl_command_queue q : queues) post_to_worker(q, [q] { next().clReleaseCommandQueue(q); });
+}
+
+}  // namespace
+
+bool shield_import(Import &import, cl_command_queue queue) {
+    static const bool registered = (register_import_state(forget), true);
+    (void)registered;
+    if (!import.mapping || import.over_tiled_shadow()) return false;
+    std::lock_guard lock(mutex);
+    auto it = shields->find(&import);
+    if (it != shields->end()) {
+        if (std::find(it->second.queues.begin(), it->second.queues.end(), queue) == it->second.queues.end()) {
+            retain(queue);
+            it->second.queues.push_back(queue);
+        }
+        return true;
+    }
+    void *p = kernel().mmap(import.mapping, import.mapping_len, prot_of(import),
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) {
+        LOG_ERROR("import %p: cannot detach its mapping after a failed acquire (%s): the commands behind it "
+                  "run on the dma-buf",
+                  static_cast<void *>(import.mem), std::strerror(errno));
+        return false;
+    }
+    retain(queue);
+    shields->emplace(&import, Shield{&import, {queue}});
+    count.store(shields->size(), std::memory_order_relaxed);
+    LOG_WARN("import %p: acquire failed on queue %p; the commands behind it run on anonymous pages, not on the "
+             "dma-buf, until that queue is drained",
+             static_cast<void *>(import.mem), static_cast<void *>(queue));
+    return true;
+}
+
+void queue_drained(cl_command_queue queue) {
+    if (count.load(std::memory_order_relaxed) == 0) return;
+    std::vector<cl_command_queue> released;
+    {
+        std::lock_guard lock(mutex);
+        for (auto it = shields->begin(); it != shields->end();) {
+            auto &queues = it->second.queues;
+            if (std::find(queues.begin(), queues.end(), queue) != queues.end()) {
+                queues.erase(std::remove(queues.begin(), queues.end(), queue), queues.end());
+                released.push_back(queue);
+            }
+            if (queues.empty()) {
+                restore(*it->second.import);
+                it = shields->erase(it);
+            } else {
+                ++it;
+            }
+        }
+        count.store(shields->size(), std::memory_order_relaxed);
+    }
+    release(released);
+}
+
+bool import_shielded(const Import &import) {
+    if (count.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard lock(mutex);
+    return shields->count(&import) != 0;
+}
+
+bool any_import_shielded() { return count.load(std::memory_order_relaxed) != 0; }
+
+std::vector<cl_command_queue> shield_queues(const Import &import) {
+    if (count.load(std::memory_order_relaxed) == 0) return {};
+    std::lock_guard lock(mutex);
+    auto it = shields->find(&import);
+    return it == shields->end() ? std::vector<cl_command_queue>{} : it->second.queues;
+}
+
+bool reattach_import(const Import &import, cl_command_queue queue, const std::vector<cl_command_queue> &drained) {
+    if (count.load(std::memory_order_relaxed) == 0) return true;
+    std::vector<cl_command_queue> queues;
+    {
+        std::lock_guard lock(mutex);
+        auto it = shields->find(&import);
+        if (it == shields->end()) return true;
+        for (cl_command_queue q : it->second.queues)
+            if (q != queue && std::find(drained.begin(), drained.end(), q) == drained.end()) {
+                LOG_ERROR("acquire: import %p is detached from its dma-buf after a failed acquire on queue %p, "
+                          "whose commands may still run: clFinish that queue first",
+                          static_cast<void *>(import.mem), static_cast<void *>(q));
+                return false;
+            }
+        restore(import);
+        queues = std::move(it->second.queues);
+        shields->erase(it);
+        count.store(shields->size(), std::memory_order_relaxed);
+    }
+    release(queues);
+    return true;
+}
+
+}  // namespace cldmabuf
