@@ -265,6 +265,14 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         if (marker) next().clReleaseEvent(marker);
         return CL_INVALID_COMMAND_QUEUE;
     }
+    // A marker enqueued before the wait list's commands (the fast attempt's,
+    // ahead of a release's write-back) does not wait for them: the step
+    // enqueues its own over the list (issue #28: a fence signalled while the
+    // copy route's Read still wrote the mapping).
+    if (marker && step.num_events > 0) {
+        next().clReleaseEvent(marker);
+        marker = nullptr;
+    }
     if (!marker) {
         if (cl_int failed = check_wait_list(step.num_events, step.wait_list); failed != CL_SUCCESS) return failed;
         err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);

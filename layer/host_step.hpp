@@ -70,9 +70,11 @@ struct HostStep {
         nothing,
     };
     Waits waits = Waits::dmabuf_fences;
-    // A marker the caller already enqueued with the wait list (the handoff's
-    // fast path tried it and found something to wait for): the step takes
-    // its reference and enqueues none of its own.
+    // A marker the caller already enqueued (the handoff's fast path tried it
+    // and found something to wait for): the step takes its reference and
+    // enqueues none of its own, unless the step has a wait list, which that
+    // marker was enqueued before: then it is released and the step's own
+    // marker waits for the list.
     cl_event marker = nullptr;
 };
 

@@ -382,17 +382,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     step.num_events = static_cast<cl_uint>(waits.size());
     step.wait_list = waits.empty() ? nullptr : waits.data();
     step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
-    // The fast attempt's marker stands for the step's own only when nothing
-    // was enqueued after it: a copy-route write-back (the ICD's Read into the
-    // mapping) must finish before the SYNC END and the fence's signal, and
-    // that marker, ahead of the Read, does not wait for it (issue #28: the
-    // stress's consumer read half-written bytes).  The step then enqueues
-    // its own marker over the Reads.
-    if (marker && !readbacks.empty()) {
-        next().clReleaseEvent(marker);
-        marker = nullptr;
-    }
-    step.marker = marker;
+    step.marker = marker;  // with write-backs in the wait list, the step enqueues its own over them
     // SYNC END and the write-back wait for no fence of the dma-buf; a
     // re-tile is a blitter execbuffer on it, which does (implicit sync).
     const bool retiles = std::any_of(list.begin(), list.end(), [](const auto &i) { return i->over_tiled_shadow(); });
