@@ -30,7 +30,7 @@ struct Stats {
     std::atomic<uint64_t> fast_handoffs{0};
     std::atomic<uint64_t> queued_handoffs{0};
     // Of the fast ones, copy-route acquires that did not wait for the queue
-    // to be idle (acquire_needs_no_idle_queue).
+    // to be idle (the plan's fast_unwatched way, layer/handoff/plan.hpp).
     std::atomic<uint64_t> unwatched_acquires{0};
     // Of the fast ones, handoffs on the quiet queue that skipped their
     // marker's watch (layer/queue/quiet.hpp).
