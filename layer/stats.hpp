@@ -37,6 +37,9 @@ struct Stats {
     std::atomic<uint64_t> quiet_handoffs{0};
     std::atomic<uint64_t> fence_waits{0};
     std::atomic<uint64_t> fence_timeouts{0};
+    // Blitter batches past the fence bound whose GEM context the layer
+    // cancelled (layer/blit/submit.cpp).
+    std::atomic<uint64_t> blt_cancelled{0};
     std::atomic<uint64_t> syncs{0};
     std::atomic<uint64_t> blt_copies{0};
     std::atomic<uint64_t> blt_bytes{0};

@@ -155,6 +155,16 @@ int BltEngine::wait_fence(int fence_fd, int timeout_ms) {
     return info.status == 1 ? 1 : 0;
 }
 
+int BltEngine::cancel_outstanding() {
+    std::lock_guard lock(mu_);  // no batch is submitted to the old context meanwhile
+    return dev_->cancel_context();
+}
+
+int BltEngine::cancel_support() const {
+    std::lock_guard lock(mu_);
+    return dev_->cancel_support();
+}
+
 BltEngine::Stats BltEngine::stats() const {
     std::lock_guard lock(mu_);
     return stats_;
