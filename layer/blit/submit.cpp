@@ -6,11 +6,11 @@
 
 #include "layer/blit/fence_chain.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/host_step.hpp"
+#include "layer/core/host_step.hpp"
 #include "layer/i915/blt_engine.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -12,8 +12,8 @@
 #include "layer/i915/batch_builder.hpp"
 #include "layer/i915/execbuf.hpp"
 #include "layer/i915/gem.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf::i915 {
 namespace {

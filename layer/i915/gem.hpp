@@ -1,7 +1,7 @@
 // Per-device i915 GEM state: the render-node fd, one GEM context, dma-buf
 // imports (refcounted per GEM handle), a softpin address allocator and a
 // pool of reusable batch buffers.  Every kernel call goes through the seam
-// (layer/kernel_ops.hpp).  Not thread-safe: BltEngine serialises access.
+// (layer/base/kernel_ops.hpp).  Not thread-safe: BltEngine serialises access.
 #pragma once
 
 #include <cerrno>
