@@ -5,15 +5,6 @@
 
 namespace cldmabuf {
 
-const char *alloc_exporter_name(AllocExporter e) {
-    switch (e) {
-    case AllocExporter::i915_gem: return "i915 GEM";
-    case AllocExporter::dma_heap: return "system dma-heap";
-    case AllocExporter::udmabuf: return "udmabuf";
-    }
-    return "?";
-}
-
 cl_int exporter_order(cl_uint requested, const char *setting_value, std::vector<AllocExporter> *order,
                       std::string *why) {
     order->clear();

@@ -14,20 +14,14 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/allocated.hpp"
 
 namespace cldmabuf {
 
-enum class AllocExporter : cl_uint {
-    i915_gem = 2,  // the public CL_DMA_BUF_EXPORTER_*_CLDMABUF values
-    dma_heap = 3,
-    udmabuf = 4,
-};
 
 // What the application asked for: CL_DMA_BUF_EXPORTER_ANY_CLDMABUF or one exporter.
 inline constexpr cl_uint kAllocAny = 1;
 
-// "i915 GEM", "system dma-heap", "udmabuf".
-const char *alloc_exporter_name(AllocExporter e);
 
 // The CLDMABUF_ALLOC_EXPORTER setting: "auto" (or unset) lets the property
 // choose; "i915", "dma-heap", "udmabuf" allow that exporter only.

@@ -1,7 +1,5 @@
 #include "layer/base/log.hpp"
 
-#include "layer/base/settings.hpp"
-
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -9,9 +7,8 @@
 #include <cstring>
 
 namespace cldmabuf {
-namespace {
 
-LogLevel parse_level(const char *text) {
+LogLevel parse_log_level(const char *text) {
     if (!text || !*text) return LogLevel::error;
     if (!std::strcmp(text, "none") || !std::strcmp(text, "off")) return LogLevel::none;
     if (!std::strcmp(text, "warn") || !std::strcmp(text, "warning")) return LogLevel::warn;
@@ -20,7 +17,10 @@ LogLevel parse_level(const char *text) {
     return LogLevel::error;
 }
 
+namespace {
+
 std::atomic<int> level{-1};
+std::atomic<const char *(*)()> level_source{nullptr};
 
 const char *level_name(LogLevel l) {
     switch (l) {
@@ -37,13 +37,19 @@ const char *level_name(LogLevel l) {
 LogLevel log_level() {
     int l = level.load(std::memory_order_relaxed);
     if (l < 0) {
-        l = static_cast<int>(parse_level(setting("CLDMABUF_LOG")));
-        level.store(l, std::memory_order_relaxed);
+        // The settings' CLDMABUF_LOG through the source they install at load
+        // time (layer/base/settings.cpp), or the environment's without them.
+        const char *(*source)() = level_source.load(std::memory_order_acquire);
+        l = static_cast<int>(parse_log_level(source ? source() : std::getenv("CLDMABUF_LOG")));
+        int unset = -1;
+        if (!level.compare_exchange_strong(unset, l, std::memory_order_relaxed)) l = unset;
     }
     return static_cast<LogLevel>(l);
 }
 
 void set_log_level(LogLevel l) { level.store(static_cast<int>(l), std::memory_order_relaxed); }
+
+void set_log_level_source(const char *(*source)()) { level_source.store(source, std::memory_order_release); }
 
 void log_line(LogLevel l, const char *fmt, ...) {
     // One write per line so lines from several threads never interleave.

@@ -5,10 +5,17 @@ namespace cldmabuf {
 
 enum class LogLevel : int { none = 0, error = 1, warn = 2, info = 3, debug = 4 };
 
-// Parsed once from the settings (layer/base/settings.hpp; default: error).
+// Read once from the settings (the source they install; default: error).
 LogLevel log_level();
 // Tests override the level (and re-read the environment with reset).
 void set_log_level(LogLevel level);
+// Where an unset level is read from: the settings install their
+// CLDMABUF_LOG (layer/base/settings.cpp, at load time), so that the log sits
+// below them and includes nothing of theirs.  Without a source: the
+// environment's CLDMABUF_LOG.
+void set_log_level_source(const char *(*source)());
+// "none"/"off", "error", "warn"/"warning", "info", "debug"; error otherwise.
+LogLevel parse_log_level(const char *text);
 
 void log_line(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

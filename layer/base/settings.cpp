@@ -305,4 +305,11 @@ void reload_settings(const SettingsInputs &in) {
     publish(in);
 }
 
+// The log reads its level through this (layer/base/log.hpp): installed when
+// the layer (or a test binary) is loaded, before any call can log.
+namespace {
+[[maybe_unused]] const bool log_reads_settings =
+        (set_log_level_source([]() -> const char * { return setting("CLDMABUF_LOG"); }), true);
+}  // namespace
+
 }  // namespace cldmabuf

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "layer/core/dispatch.hpp"
-#include "layer/import/buffer.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/i915/blt_engine.hpp"
 #include "layer/base/log.hpp"
 

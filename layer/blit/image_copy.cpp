@@ -32,7 +32,7 @@
 #include "layer/blit/submit.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/queue/epoch.hpp"
-#include "layer/import/image.hpp"
+#include "layer/base/image_format.hpp"
 #include "layer/i915/blit_plan.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"

@@ -1,18 +1,14 @@
 // Events of the layer's own commands: the command type the spec names, the
 // error status of host work that failed and the step's profiling timestamps
-// (see EventTypeRegistry), plus clFinish reporting a failed layer step of the
-// queue (layer/core/failed_events.hpp).  The overrides look at the side tables
+// (see EventTypeRegistry).  The queue's own calls (clFinish reporting a
+// failed layer step) are in layer/entry/queue_calls.cpp.  The overrides look at the side tables
 // only while they are non-empty: one relaxed load on every other call.
 #include "layer/core/events.hpp"
 
 #include <cstring>
 
 #include "layer/core/dispatch.hpp"
-#include "layer/queue/epoch.hpp"
 #include "layer/core/failed_events.hpp"
-#include "layer/queue/quiet.hpp"
-#include "layer/queue/identity.hpp"
-#include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/core/worker.hpp"
 
@@ -127,54 +123,6 @@ cl_int CL_API_CALL get_event_profiling_info(cl_event event, cl_profiling_info na
     if (value) std::memcpy(value, &answer, sizeof answer);
     if (size_ret) *size_ret = sizeof answer;
     return CL_SUCCESS;
-}
-
-// clFinish waits for the barriers, hence for the steps' work; the first layer
-// step that failed on the queue since the last clFinish is reported once,
-// as CL_OUT_OF_RESOURCES / CL_OUT_OF_HOST_MEMORY (the errors clFinish has).
-cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
-    const EpochWord word = read_epoch();  // before: a command that begins after it may follow the finish
-    cl_int err = next().clFinish(queue);
-    if (err == CL_SUCCESS) note_quiet_queue(queue, word, 0);  // nothing of the queue's is left to run
-    // Nothing of the queue's runs any more: imports its failed acquires
-    // detached get their dma-buf back (layer/handoff/failed_acquire_shield.hpp).
-    if (err == CL_SUCCESS && any_import_shielded()) queue_drained(queue);
-    if (err != CL_SUCCESS || !any_queue_failure()) return err;
-    const cl_int failed = take_queue_failure(queue);
-    if (failed == 0) return err;
-    return failed == CL_OUT_OF_HOST_MEMORY ? CL_OUT_OF_HOST_MEMORY : CL_OUT_OF_RESOURCES;
-}
-
-// A new queue may get the handle of one released with a failure still
-// latched (the ICD's count at release can include its own references, so the
-// release below cannot always tell): it starts clean.
-cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context context, cl_device_id device,
-                                                                  const cl_queue_properties *properties,
-                                                                  cl_int *errcode_ret) {
-    cl_command_queue queue = next().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    if (queue) forget_queue_identity(queue);
-    if (queue && any_queue_failure()) forget_queue(queue);
-    return queue;
-}
-
-cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_id device,
-                                                  cl_command_queue_properties properties, cl_int *errcode_ret) {
-    cl_command_queue queue = next().clCreateCommandQueue(context, device, properties, errcode_ret);
-    if (queue) forget_queue_identity(queue);
-    if (queue && any_queue_failure()) forget_queue(queue);
-    return queue;
-}
-
-cl_int CL_API_CALL release_command_queue(cl_command_queue queue) {
-    forget_queue_identity(queue);  // the handle may be reused by the ICD after this
-    if (any_queue_failure()) {
-        cl_uint refs = 0;
-        if (next().clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==
-                CL_SUCCESS &&
-            refs <= 1)
-            forget_queue(queue);  // the handle may be reused by the ICD after this
-    }
-    return next().clReleaseCommandQueue(queue);
 }
 
 }  // namespace cldmabuf

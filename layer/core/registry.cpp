@@ -9,6 +9,15 @@
 
 namespace cldmabuf {
 
+const char *route_name(Route route) {
+    switch (route) {
+    case Route::host_ptr: return "zero-copy (USE_HOST_PTR image)";
+    case Route::image_from_buffer: return "zero-copy (USE_HOST_PTR buffer + image from buffer)";
+    case Route::copy: break;
+    }
+    return "device copy";
+}
+
 uint64_t Import::sync_access_flags() const {
     if (flags & CL_MEM_READ_ONLY) return DMABUF_SYNC_READ;
     if (flags & CL_MEM_WRITE_ONLY) return DMABUF_SYNC_WRITE;

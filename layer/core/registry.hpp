@@ -30,6 +30,8 @@ enum class Route : cl_uint {
     host_ptr = 1,           // CL_MEM_USE_HOST_PTR over the layer's mapping (zero-copy)
     image_from_buffer = 2,  // a USE_HOST_PTR buffer and an image on it (zero-copy)
 };
+// For log lines.
+const char *route_name(Route route);
 
 // Who exported a dma-buf, from the exp_name line of /proc/self/fdinfo/<fd>
 // (layer/dmabuf/exporter.hpp).
@@ -104,7 +106,7 @@ namespace import_registry_detail {
 // one load, no call, no guard.
 extern std::atomic<size_t> live __attribute__((visibility("hidden")));
 // Entries of every side table keyed by cl_mem that a reused handle could
-// fool: the registry's and the allocator's (layer/alloc/allocated.cpp).
+// fool: the registry's and the allocator's (layer/core/allocated.cpp).
 // What fresh_mem() (layer/import/fresh_handles.hpp) looks at.
 extern std::atomic<size_t> mem_handles __attribute__((visibility("hidden")));
 }  // namespace import_registry_detail

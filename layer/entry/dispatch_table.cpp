@@ -11,7 +11,7 @@
 //            so a slot the target leaves NULL stays NULL.
 //   provide  the layer serves the call also where the target has no
 //            function: a 3.0 / 2.0 entry point it maps down for an older ICD
-//            (layer/core/icd_slots.hpp), or an extension the layer implements
+//            (layer/icd/slots.hpp), or an extension the layer implements
 //            (cl_khr_gl_sharing, cl_khr_egl_image on EGL).
 //
 // Every clEnqueue* slot goes through the layer, so that the enqueue epoch
@@ -26,6 +26,7 @@
 // layer's own entry points through ours() (the table filled here).
 // tests/unit/test_dispatch_table.cpp holds the expected list: a slot added
 // or dropped here must be added or dropped there.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -37,6 +38,9 @@
 #include "layer/queue/epoch.hpp"
 #include "layer/queue/passthrough.hpp"
 #include "layer/core/events.hpp"
+#include "layer/entry/dispatch_table.hpp"
+#include "layer/icd/slots.hpp"
+#include "layer/entry/queue_calls.hpp"
 #include "layer/entry/extensions.hpp"
 #include "layer/import/arm.hpp"
 #include "layer/import/buffer.hpp"
@@ -215,8 +219,8 @@ void fill_layer_table(cl_icd_dispatch &t) {
 
     // Import (layer/import/): buffer.cpp, image.cpp; below OpenCL 3.0 the
     // next table maps the call to clCreateBuffer / clCreateImage.
-    provide(t.clCreateBufferWithProperties, create_buffer_with_properties);
-    provide(t.clCreateImageWithProperties, create_image_with_properties);
+    provide(t.clCreateBufferWithProperties, chain::create_buffer_with_properties);
+    provide(t.clCreateImageWithProperties, chain::create_image_with_properties);
     wrap(t.clCreateSubBuffer, create_sub_buffer);        // buffer.cpp: sub-buffers of imports recorded once
     wrap(t.clGetMemObjectInfo, import_mem_object_info);  // queries.cpp: the object as the application made it
     wrap(t.clGetImageInfo, import_image_info);           // queries.cpp: no internal buffer under an image
@@ -308,6 +312,22 @@ void fill_layer_table(cl_icd_dispatch &t) {
         wrap(t.clGetContextInfo, egl::get_context_info);
     }
 #endif
+}
+
+using dispatch_tables::guarded_next;
+using dispatch_tables::layer_dispatch;
+
+const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_entries) {
+    std::memset(&layer_dispatch, 0, sizeof layer_dispatch);
+    std::memset(&guarded_next, 0, sizeof guarded_next);
+    // A loader built against older headers may have fewer slots than we do;
+    // copy what it has and leave the rest NULL (it never calls them).
+    size_t slots = std::min<size_t>(num_entries, sizeof layer_dispatch / sizeof(void *));
+    std::memcpy(&layer_dispatch, target, slots * sizeof(void *));
+    std::memcpy(&guarded_next, target, slots * sizeof(void *));
+    guard_icd_slots(guarded_next, target, static_cast<cl_uint>(slots));
+    fill_layer_table(layer_dispatch);
+    return &layer_dispatch;
 }
 
 }  // namespace cldmabuf

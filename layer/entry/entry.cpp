@@ -9,6 +9,7 @@
 
 #include "layer/base/cl_compat.h"
 #include "layer/core/dispatch.hpp"
+#include "layer/entry/dispatch_table.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/settings.hpp"
 #include "layer/base/stats.hpp"

@@ -11,6 +11,16 @@
 #pragma GCC visibility push(hidden)
 namespace cldmabuf::chain {
 
+// clCreate{Buffer,Image}WithProperties: an allocation (layer/alloc) when the
+// list asks for one, else the import pipeline (layer/import), which passes
+// what is not an import on to the ICD.
+cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
+                                                 cl_mem_flags flags, size_t size, void *host_ptr,
+                                                 cl_int *errcode_ret);
+cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem_properties *properties,
+                                                cl_mem_flags flags, const cl_image_format *format,
+                                                const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret);
+
 cl_int CL_API_CALL read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size, void *ptr,
                                cl_uint n, const cl_event *waits, cl_event *event);
 cl_int CL_API_CALL read_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t *buffer_origin,

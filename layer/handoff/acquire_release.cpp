@@ -47,7 +47,7 @@
 #include "layer/handoff/staging.hpp"
 #include "layer/handoff/transfers.hpp"
 #include "layer/core/host_step.hpp"
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/import/native.hpp"
 #include "layer/base/log.hpp"
 #include "layer/queue/epoch.hpp"

@@ -7,9 +7,9 @@
 
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/import/fresh_handles.hpp"
-#include "layer/import/refuse.hpp"
+#include "layer/core/refuse.hpp"
 #include "layer/import/request.hpp"
 #include "layer/import/native.hpp"
 #include "layer/base/kernel_ops.hpp"

@@ -8,14 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "layer/alloc/create.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/core/import_fds.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/import/native.hpp"
-#include "layer/import/refuse.hpp"
+#include "layer/core/refuse.hpp"
 #include "layer/import/request.hpp"
 #include "layer/base/log.hpp"
 
@@ -69,8 +68,6 @@ void CL_CALLBACK forget_sub_buffer(cl_mem sub, void *token) {
 cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
                                                  cl_mem_flags flags, size_t size, void *host_ptr,
                                                  cl_int *errcode_ret) {
-    if (asks_for_allocation(properties))
-        return create_allocated_buffer(context, properties, flags, size, host_ptr, errcode_ret);
     if (cl_mem mem = nullptr; native_buffer_import(context, properties, flags, size, host_ptr, errcode_ret, &mem))
         return fresh_mem(mem);
     if (!mentions_external_memory(properties))

@@ -5,9 +5,9 @@
 #pragma once
 
 #include "layer/base/cl_compat.h"
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/import/record.hpp"
-#include "layer/import/refuse.hpp"
+#include "layer/core/refuse.hpp"
 #include "layer/import/route.hpp"
 #include "layer/core/registry.hpp"
 

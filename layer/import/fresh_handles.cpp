@@ -1,6 +1,6 @@
 #include "layer/import/fresh_handles.hpp"
 
-#include "layer/alloc/allocated.hpp"
+#include "layer/core/allocated.hpp"
 
 namespace cldmabuf {
 

@@ -12,7 +12,7 @@
 // while the ICD (or the layer) holds the object.
 //
 // A program that never imports pays one relaxed load on these calls.
-// The allocator's table (layer/alloc/allocated.cpp) is retired the same way:
+// The allocator's table (layer/core/allocated.cpp) is retired the same way:
 // a plain buffer on an old allocation's handle answers no
 // CL_MEM_DMA_BUF_FD_CLDMABUF, exporter or property list of the allocation.
 // Installed in layer/entry/dispatch_table.cpp; the layer's own creation entries

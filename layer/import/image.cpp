@@ -28,17 +28,16 @@
 #include <string>
 #include <vector>
 
-#include "layer/alloc/create.hpp"
 #include "layer/blit/exporter_gate.hpp"
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/import/native.hpp"
 #include "layer/import/record.hpp"
-#include "layer/import/refuse.hpp"
+#include "layer/core/refuse.hpp"
 #include "layer/import/request.hpp"
 #include "layer/import/route.hpp"
 #include "layer/base/log.hpp"
@@ -227,8 +226,6 @@ cl_mem create_icd_image(cl_context context, const ImportProperties &props, cl_me
 cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem_properties *properties,
                                                 cl_mem_flags flags, const cl_image_format *format,
                                                 const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
-    if (asks_for_allocation(properties))
-        return create_allocated_image(context, properties, flags, format, desc, host_ptr, errcode_ret);
     if (cl_mem mem = nullptr;
         native_image_import(context, properties, flags, format, desc, host_ptr, errcode_ret, &mem))
         return fresh_mem(mem);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "layer/base/cl_compat.h"
+#include "layer/base/image_format.hpp"
 #include "layer/i915/batch_encoder.hpp"
 #include "layer/import/request.hpp"
 
@@ -18,9 +19,6 @@ namespace cldmabuf {
 // CL_INVALID_PROPERTY with a reason.
 cl_int check_modifier(const ImageLayerProperties &props, std::string *why);
 
-// Bytes per pixel of an image format, 0 when the order/type pair is not one
-// the OpenCL spec defines.
-size_t image_element_size(const cl_image_format &format);
 
 struct Geometry {
     size_t elem = 0;

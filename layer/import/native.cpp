@@ -9,7 +9,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/core/dispatch.hpp"
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/import/request.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"

@@ -1,7 +1,7 @@
 #include "layer/import/queries.hpp"
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/alloc/allocated.hpp"
+#include "layer/core/allocated.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/base/name_filter.hpp"
 #include "layer/base/param_answer.hpp"

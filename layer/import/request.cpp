@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/import/zero_copy_check.hpp"
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/import/route_probe.hpp"
 #include "layer/base/settings.hpp"
 
@@ -20,15 +20,6 @@ RoutePolicy route_policy() {
         return RoutePolicy::automatic;
     }();
     return policy;
-}
-
-const char *route_name(Route route) {
-    switch (route) {
-    case Route::host_ptr: return "zero-copy (USE_HOST_PTR image)";
-    case Route::image_from_buffer: return "zero-copy (USE_HOST_PTR buffer + image from buffer)";
-    case Route::copy: break;
-    }
-    return "device copy";
 }
 
 namespace {

@@ -45,7 +45,5 @@ struct RouteAnswer {
 // route_probe.hpp); never fails: when in doubt the route is copy.
 RouteAnswer decide_route(const RouteQuestion &q);
 
-// For log lines.
-const char *route_name(Route route);
 
 }  // namespace cldmabuf

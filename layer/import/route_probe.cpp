@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
-#include "layer/import/devices.hpp"
-#include "layer/import/route.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/base/log.hpp"
 
 namespace cldmabuf {

@@ -12,7 +12,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
-#include "layer/import/buffer.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/settings.hpp"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/entry/dispatch_table.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_export.hpp"
 #include "layer/egl/egl_objects.hpp"

@@ -775,7 +775,7 @@ TEST_CASE("the layer's event entries go with the application's last release", "[
     drop_icd_event_refs(env);
 }
 
-// The allocator's side table (layer/alloc/allocated.cpp) has the same late
+// The allocator's side table (layer/core/allocated.cpp) has the same late
 // callbacks: the one of an allocation whose handle a newer allocation got
 // must close its own dma-buf fd, not the newer one's, and leave the newer
 // one's entry (CL_MEM_DMA_BUF_FD_CLDMABUF) alone.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/entry/dispatch_table.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/queue/looked_up.hpp"
 #include "layer/queue/epoch.hpp"
@@ -69,7 +70,7 @@ const std::vector<Slot> fresh_unless_egl = {
     SLOT(clCreateFromGLBuffer), SLOT(clCreateFromGLTexture), SLOT(clCreateFromGLTexture2D),
     SLOT(clCreateFromGLTexture3D), SLOT(clCreateFromGLRenderbuffer), SLOT(clCreateFromEGLImageKHR),
 };
-// Set even where the target has none: mapped down for a pre-3.0 / pre-2.0 ICD (layer/core/icd_slots.hpp).
+// Set even where the target has none: mapped down for a pre-3.0 / pre-2.0 ICD (layer/icd/slots.hpp).
 const std::vector<Slot> provided = {
     SLOT(clCreateBufferWithProperties), SLOT(clCreateImageWithProperties), SLOT(clCreateCommandQueueWithProperties),
 };

@@ -287,7 +287,7 @@ TEST_CASE("settings: a name not in the table is read from the environment as bef
     CHECK(setting("CLDMABUF_UNIT_NOT_A_SETTING") == nullptr);
 }
 
-TEST_CASE("settings: the log level comes from the settings file (log.cpp reads setting())") {
+TEST_CASE("settings: the log level comes from the settings file (the source settings.cpp gives log.cpp)") {
     unit::SettingsScratch scratch;
     scratch.env["CLDMABUF_SETTINGS_FILE"] = scratch.write("s.txt", "cldmabuf.log = debug\n");
     reload_settings(scratch.inputs());

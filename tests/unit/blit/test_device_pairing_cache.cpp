@@ -9,6 +9,7 @@
 #include <map>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/entry/dispatch_table.hpp"
 #include "layer/blit/device_pairing.hpp"
 #include "layer/i915/blt_engine.hpp"
 

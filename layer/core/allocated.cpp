@@ -1,4 +1,4 @@
-#include "layer/alloc/allocated.hpp"
+#include "layer/core/allocated.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -132,6 +132,15 @@ bool allocated_mem_info(cl_mem mem, cl_mem_info name, size_t size, void *value, 
     const cl_int out = fd;
     *err = answer(&out, sizeof out, size, value, size_ret);
     return true;
+}
+
+const char *alloc_exporter_name(AllocExporter e) {
+    switch (e) {
+    case AllocExporter::i915_gem: return "i915 GEM";
+    case AllocExporter::dma_heap: return "system dma-heap";
+    case AllocExporter::udmabuf: return "udmabuf";
+    }
+    return "?";
 }
 
 }  // namespace cldmabuf

@@ -11,10 +11,18 @@
 
 #include <vector>
 
-#include "layer/alloc/exporter_choice.hpp"
 #include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
+
+// The exporters the allocator has (layer/alloc/exporter_choice.hpp chooses).
+enum class AllocExporter : cl_uint {
+    i915_gem = 2,  // the public CL_DMA_BUF_EXPORTER_*_CLDMABUF values
+    dma_heap = 3,
+    udmabuf = 4,
+};
+// "i915 GEM", "system dma-heap", "udmabuf".
+const char *alloc_exporter_name(AllocExporter e);
 
 struct Allocated {
     int fd = -1;  // the layer's own dup; closed when the object is destroyed

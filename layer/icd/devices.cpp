@@ -1,4 +1,4 @@
-#include "layer/import/devices.hpp"
+#include "layer/icd/devices.hpp"
 
 #include <algorithm>
 #include <cstring>

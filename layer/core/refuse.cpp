@@ -1,4 +1,4 @@
-#include "layer/import/refuse.hpp"
+#include "layer/core/refuse.hpp"
 
 #include <cerrno>
 

@@ -1,4 +1,4 @@
-#include "layer/core/icd_slots.hpp"
+#include "layer/icd/slots.hpp"
 
 #include <cstddef>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "layer/import/refuse.hpp"
+#include "layer/core/refuse.hpp"
 #include "layer/base/log.hpp"
 
 namespace cldmabuf {
