@@ -54,8 +54,9 @@ cl_int create_error(cl_context context, std::vector<cl_mem_properties> props)
 
 } // namespace
 
-// CL_INVALID_PROPERTY for the property list, whatever the handle type:
-// CL_MEM_DEVICE_HANDLE_LIST_KHR "without an external memory handle" (1.0.1);
+// CL_INVALID_PROPERTY for the property list, whatever the handle type: "if
+// properties does not include a supported external memory handle and
+// CL_MEM_DEVICE_HANDLE_LIST_KHR is specified as part of properties";
 // "if properties includes more than one external memory handle" (1.0.1); "if
 // the value specified for a supported property name is not valid" (-1 is no
 // fd, an empty device list); "if a property name in properties is not a
