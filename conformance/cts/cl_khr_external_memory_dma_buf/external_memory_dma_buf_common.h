@@ -134,6 +134,14 @@ public:
         sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
         return bad;
     }
+    // A copy of every byte, read between SYNC_START and SYNC_END.
+    std::vector<uint8_t> contents()
+    {
+        sync(DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+        std::vector<uint8_t> out(bytes_, bytes_ + size_);
+        sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+        return out;
+    }
     static uint8_t pattern(size_t i, uint32_t seed)
     {
         return static_cast<uint8_t>((i * 131u + seed * 7u + (i >> 8)) & 0xff);
