@@ -104,7 +104,7 @@ cl_int wait_status(cl_event e, int timeout_ms = 5000);
 // shows it, without the layer too; it keeps [!mayfail] for that reason
 // alone).  The layer validates CL_MEM_DEVICE_HANDLE_LIST_KHR and queues
 // against the devices each context was created with
-// (layer/import/context_devices.hpp), so the five pass on PoCL 6 in the VM.
+// (layer/core/context_devices.hpp), so the five pass on PoCL 6 in the VM.
 // The host lane leaves [subdevices] to the VM lane (meson.build: PoCL 3.1
 // crashes now and then in POclReleaseEvent with them in the run).
 struct SubDevices {

@@ -110,7 +110,7 @@ TEST_CASE("A4: CL_INVALID_COMMAND_QUEUE for a NULL command-queue", "[spec][acqui
 // specified via CL_MEM_DEVICE_HANDLE_LIST_KHR".
 // PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
 // (the ICD test below shows it); the layer keeps the devices the context was created with
-// (layer/import/context_devices.hpp), so this passes there too.
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("A5: CL_INVALID_COMMAND_QUEUE for a queue whose device is not in the device handle list",
           "[spec][acquire][subdevices]") {
     REQUIRE_DMABUF();
@@ -134,7 +134,7 @@ TEST_CASE("A5: CL_INVALID_COMMAND_QUEUE for a queue whose device is not in the d
 // device associated with command_queue"
 // PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
 // (the ICD test below shows it); the layer keeps the devices the context was created with
-// (layer/import/context_devices.hpp), so this passes there too.
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("A6: CL_INVALID_COMMAND_QUEUE for objects of a context without the queue's device",
           "[spec][acquire][subdevices]") {
     REQUIRE_DMABUF();
@@ -463,7 +463,7 @@ TEST_CASE("A16: a kernel on an acquired import reads and writes the dma-buf", "[
 // does exactly this with cq1/cq2).
 // PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
 // (the ICD test below shows it); the layer keeps the devices the context was created with
-// (layer/import/context_devices.hpp), so this passes there too.
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("A17: acquired for all listed devices: acquire on one device, use and release on another",
           "[spec][acquire][data][subdevices]") {
     REQUIRE_DMABUF();

@@ -93,7 +93,7 @@ TEST_CASE("ICD: CL_CONTEXT_DEVICES of a context of sub-devices lists those sub-d
 // external memory handle."  A list naming every device is accepted.
 // PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
 // (the ICD test below shows it); the layer keeps the devices the context was created with
-// (layer/import/context_devices.hpp), so this passes there too.
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("P3: a device handle list naming the context's devices is accepted",
           "[spec][properties][subdevices]") {
     REQUIRE_DMABUF();
@@ -242,7 +242,7 @@ TEST_CASE("C8: CL_INVALID_DEVICE for a listed sub-device in a context of its par
 // sub-device) listed for a context of one sub-device.
 // PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
 // (the ICD test below shows it); the layer keeps the devices the context was created with
-// (layer/import/context_devices.hpp), so this passes there too.
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("C8b: CL_INVALID_DEVICE for a listed device outside a context of one sub-device",
           "[spec][create][subdevices]") {
     REQUIRE_DMABUF();

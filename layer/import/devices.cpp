@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "layer/extension_list.hpp"
-#include "layer/import/context_devices.hpp"
+#include "layer/core/extension_list.hpp"
+#include "layer/core/context_devices.hpp"
 
 namespace cldmabuf {
 

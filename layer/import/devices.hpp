@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "layer/cl_compat.h"
-#include "layer/dispatch.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/dispatch.hpp"
 
 namespace cldmabuf {
 
-// Devices of a context: as created (layer/import/context_devices.hpp), else
+// Devices of a context: as created (layer/core/context_devices.hpp), else
 // through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 

@@ -1,6 +1,6 @@
 // The semaphore entry points: argument checks with the spec's errors (one log
 // line each), the state change under semaphore_mutex(), and the waits and
-// signals as host steps (layer/host_step.hpp) on the queue's worker, so a
+// signals as host steps (layer/core/host_step.hpp) on the queue's worker, so a
 // wait is bounded by CLDMABUF_FENCE_TIMEOUT_MS and a failure reaches the ICD
 // as every other layer step's does.  No thread per semaphore.
 #include "layer/sync/entry_points.hpp"
@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "layer/blit/fence_chain.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/host_step.hpp"
-#include "layer/import/context_devices.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/param_answer.hpp"
+#include "layer/core/host_step.hpp"
+#include "layer/core/context_devices.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/param_answer.hpp"
 #include "layer/sync/availability.hpp"
 #include "layer/sync/properties.hpp"
 #include "layer/sync/semaphore.hpp"
@@ -37,7 +37,7 @@ T *fail(cl_int *errcode_ret, cl_int err) {
 }
 
 // As created where the layer saw the creation (PoCL answers a sub-device
-// context with the parent: layer/import/context_devices.hpp), else the ICD's.
+// context with the parent: layer/core/context_devices.hpp), else the ICD's.
 std::vector<cl_device_id> context_devices(cl_context context, cl_int *err) {
     std::vector<cl_device_id> recorded;
     if (recorded_context_devices(context, &recorded)) {

@@ -1,11 +1,11 @@
-// layer/import/context_devices: the record of the devices each context was
+// layer/core/context_devices: the record of the devices each context was
 // created with (PoCL reports a sub-device context as its parent), replaced
 // when an address is reused and dropped when the context goes.
 #include <catch2/catch_test_macros.hpp>
 
 #include <vector>
 
-#include "layer/import/context_devices.hpp"
+#include "layer/core/context_devices.hpp"
 
 using namespace cldmabuf;
 
