@@ -98,14 +98,15 @@ cl_int wait_status(cl_event e, int timeout_ms = 5000);
 // unit each), for the statements about several devices; empty if the device
 // cannot be partitioned.
 //
-// The ICD defect behind the [!mayfail] tags of P3, C8b, A5, A6 and A17:
-// PoCL 3.1 answers CL_CONTEXT_DEVICES of a context created from one
-// sub-device with the parent device (clGetContextInfo, checked without the
-// layer: CL_CONTEXT_NUM_DEVICES 1, the device is the parent).  The layer
-// validates CL_MEM_DEVICE_HANDLE_LIST_KHR and queues against that answer, so
-// these statements cannot be told apart on PoCL 3.1.  The host lane leaves
-// [subdevices] to the VM lane (meson.build); the tag stays until the VM
-// lane's ICDs show them passing.
+// The ICD defect behind the sub-device cases P3, C8b, A5, A6 and A17: PoCL
+// (3.1 and 6) answers CL_CONTEXT_DEVICES of a context created from
+// sub-devices with the parent device (the "ICD: CL_CONTEXT_DEVICES ..." test
+// shows it, without the layer too; it keeps [!mayfail] for that reason
+// alone).  The layer validates CL_MEM_DEVICE_HANDLE_LIST_KHR and queues
+// against the devices each context was created with
+// (layer/core/context_devices.hpp), so the five pass on PoCL 6 in the VM.
+// The host lane leaves [subdevices] to the VM lane (meson.build: PoCL 3.1
+// crashes now and then in POclReleaseEvent with them in the run).
 struct SubDevices {
     std::vector<cl_device_id> devices;
     explicit SubDevices(cl_device_id parent);

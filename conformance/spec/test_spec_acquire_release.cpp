@@ -108,10 +108,11 @@ TEST_CASE("A4: CL_INVALID_COMMAND_QUEUE for a NULL command-queue", "[spec][acqui
 // mem_objects"; and the restriction "The acquire [release] must be performed on
 // a command-queue associated with a device that was one of the devices
 // specified via CL_MEM_DEVICE_HANDLE_LIST_KHR".
-// [!mayfail] is the ICD's: PoCL 3.1 reports the parent device in CL_CONTEXT_DEVICES of a
-// sub-device context; the layer takes a context's devices from it (spec_common.hpp, SubDevices).
+// PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
+// (the ICD test below shows it); the layer keeps the devices the context was created with
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("A5: CL_INVALID_COMMAND_QUEUE for a queue whose device is not in the device handle list",
-          "[spec][acquire][subdevices][!mayfail]") {
+          "[spec][acquire][subdevices]") {
     REQUIRE_DMABUF();
     ClEnv env;
     SubDevices sd(env.device);
@@ -131,10 +132,11 @@ TEST_CASE("A5: CL_INVALID_COMMAND_QUEUE for a queue whose device is not in the d
 
 // "if one or more of mem_objects belong to a context that does not contain a
 // device associated with command_queue"
-// [!mayfail] is the ICD's: PoCL 3.1 reports the parent device in CL_CONTEXT_DEVICES of a
-// sub-device context; the layer takes a context's devices from it (spec_common.hpp, SubDevices).
+// PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
+// (the ICD test below shows it); the layer keeps the devices the context was created with
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("A6: CL_INVALID_COMMAND_QUEUE for objects of a context without the queue's device",
-          "[spec][acquire][subdevices][!mayfail]") {
+          "[spec][acquire][subdevices]") {
     REQUIRE_DMABUF();
     ClEnv env;
     SubDevices sd(env.device);
@@ -459,10 +461,11 @@ TEST_CASE("A16: a kernel on an acquired import reads and writes the dma-buf", "[
 // CL_MEM_DEVICE_HANDLE_LIST_KHR" (and released likewise): acquire on one
 // listed device's queue, use and release on the other's (the spec's sample
 // does exactly this with cq1/cq2).
-// [!mayfail] is the ICD's: PoCL 3.1 reports the parent device in CL_CONTEXT_DEVICES of a
-// sub-device context; the layer takes a context's devices from it (spec_common.hpp, SubDevices).
+// PoCL (3.1 and 6) reports the parent device in CL_CONTEXT_DEVICES of a sub-device context
+// (the ICD test below shows it); the layer keeps the devices the context was created with
+// (layer/core/context_devices.hpp), so this passes there too.
 TEST_CASE("A17: acquired for all listed devices: acquire on one device, use and release on another",
-          "[spec][acquire][data][subdevices][!mayfail]") {
+          "[spec][acquire][data][subdevices]") {
     REQUIRE_DMABUF();
     ClEnv env;
     SubDevices sd(env.device);

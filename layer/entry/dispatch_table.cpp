@@ -286,6 +286,12 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clEnqueueMapImage, checked_enqueue<&D::clEnqueueMapImage, chain::map_image>);
     wrap(t.clEnqueueUnmapMemObject, chain::unmap_mem_object);  // then map_sync.cpp: SYNC END after the unmap
 
+    // Contexts (layer/entry/entry_context.cpp: EGL's creation when on, then the
+    // record of the devices the application named).
+    wrap(t.clCreateContext, chain::create_context);
+    wrap(t.clCreateContextFromType, chain::create_context_from_type);
+    wrap(t.clReleaseContext, chain::release_context);
+
 #if CLDMABUF_EGL_INTEROP
     // GL/EGL interop (layer/egl/, docs/egl.md), unless CLDMABUF_EGL=off.
     // Where the ICD has the extension itself, each call forwards to it
@@ -306,9 +312,8 @@ void fill_layer_table(cl_icd_dispatch &t) {
         provide(t.clGetGLContextInfoKHR, egl::get_gl_context_info);                    // gl_queries.cpp
         provide(t.clCreateEventFromGLsyncKHR, egl::create_event_from_gl_sync);         // gl_event.cpp
         // Contexts with CL_GL_CONTEXT_KHR / CL_EGL_DISPLAY_KHR (gl_contexts.cpp):
-        // the ICD creates the context without them.
-        wrap(t.clCreateContext, egl::create_context);
-        wrap(t.clCreateContextFromType, egl::create_context_from_type);
+        // the ICD creates the context without them; created through
+        // layer/entry/entry_context.cpp (below).
         wrap(t.clGetContextInfo, egl::get_context_info);
     }
 #endif

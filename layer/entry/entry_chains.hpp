@@ -67,5 +67,16 @@ cl_int CL_API_CALL acquire_external_mem_objects(cl_command_queue q, cl_uint num_
 cl_int CL_API_CALL release_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
                                                 const cl_event *waits, cl_event *event);
 
+// layer/entry/entry_context.cpp: EGL's context creation (when on), then the record
+// of the context's devices (layer/core/context_devices.hpp).
+cl_context CL_API_CALL create_context(const cl_context_properties *properties, cl_uint num_devices,
+                                      const cl_device_id *devices,
+                                      void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                                      void *user_data, cl_int *errcode_ret);
+cl_context CL_API_CALL create_context_from_type(const cl_context_properties *properties, cl_device_type type,
+                                                void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                                                void *user_data, cl_int *errcode_ret);
+cl_int CL_API_CALL release_context(cl_context context);
+
 }  // namespace cldmabuf::chain
 #pragma GCC visibility pop

@@ -5,10 +5,12 @@
 #include <string>
 
 #include "layer/core/extension_list.hpp"
+#include "layer/core/context_devices.hpp"
 
 namespace cldmabuf {
 
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
+    if (recorded_context_devices(context, out)) return CL_SUCCESS;  // not PoCL's parent for sub-devices
     size_t bytes = 0;
     cl_int err = next().clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &bytes);
     if (err != CL_SUCCESS) return err;

@@ -10,7 +10,8 @@
 
 namespace cldmabuf {
 
-// Devices of a context, through the ICD.
+// Devices of a context: as created (layer/core/context_devices.hpp), else
+// through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 
 // True when `device` is in `list` (no ICD call: `device` may be garbage).

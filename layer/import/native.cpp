@@ -261,6 +261,12 @@ bool native_external_mem_command(bool acquire, cl_command_queue queue, cl_uint n
         *out = CL_INVALID_OPERATION;
         return true;
     }
+    // Only the ICD's own imports go to the ICD: a plain buffer is the spec's
+    // CL_INVALID_MEM_OBJECT ("not valid OpenCL memory objects created using
+    // an external memory handle"), which the layer reports.  NVIDIA 580
+    // answers CL_SUCCESS for one (conformance/cts, docs/conformance.md).
+    for (cl_uint i = 0; i < n; ++i)
+        if (!icd_external_object(mems[i])) return false;
     *out = icd(queue, n, mems, num_events, wait_list, event);
     return true;
 }

@@ -11,6 +11,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/core/host_step.hpp"
+#include "layer/core/context_devices.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/param_answer.hpp"
@@ -35,7 +36,14 @@ T *fail(cl_int *errcode_ret, cl_int err) {
     return nullptr;
 }
 
+// As created where the layer saw the creation (PoCL answers a sub-device
+// context with the parent: layer/core/context_devices.hpp), else the ICD's.
 std::vector<cl_device_id> context_devices(cl_context context, cl_int *err) {
+    std::vector<cl_device_id> recorded;
+    if (recorded_context_devices(context, &recorded)) {
+        *err = CL_SUCCESS;
+        return recorded;
+    }
     size_t bytes = 0;
     *err = next().clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &bytes);
     std::vector<cl_device_id> devices(bytes / sizeof(cl_device_id));

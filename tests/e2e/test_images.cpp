@@ -255,7 +255,25 @@ TEST_CASE("images: every supported format, written by the CPU through the dma-bu
     CHECK(std::find(ran.begin(), ran.end(), "R8") != ran.end());
 }
 
-TEST_CASE("images: zero-copy is proven: a CPU write after acquire is seen by read_imageui") {
+// The formats the test above leaves out, counted where a reader counts them:
+// a skip naming each, not a WARN inside a passing test.
+TEST_CASE("images: every format of the list is supported here (the ones that are not were left out above)",
+          "[kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    REQUIRE_IMAGES(env);
+    std::string left_out;
+    for (const FormatCase &fc : format_cases)
+        if (!supports(env, CL_MEM_READ_ONLY, fc.format.image_channel_order, fc.format.image_channel_data_type))
+            left_out += (left_out.empty() ? "" : ", ") + std::string(fc.name);
+    CHECK(supports(env, CL_MEM_READ_ONLY, CL_RGBA, CL_UNORM_INT8));  // the spec's minimum list has it
+    if (!left_out.empty()) SKIP("formats not supported by this device, not tested: " << left_out);
+}
+
+// [kernel]: the proof is a kernel's read.  Where kernels do not execute (NEO in
+// AUB mode) the read shows nothing, and the test would pass without proving
+// anything; the NEO lane leaves [kernel] out and counts it as not run.
+TEST_CASE("images: zero-copy is proven: a CPU write after acquire is seen by read_imageui", "[kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     REQUIRE_IMAGES(env);
@@ -270,7 +288,8 @@ TEST_CASE("images: zero-copy is proven: a CPU write after acquire is seen by rea
     const cl_uint route = route_of(image);
     WARN("platform " << env.platform_name << ": image route " << route);
     if (forced_copy()) CHECK(route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF);
-    else if (is_pocl(env)) CHECK(route == CL_DMA_BUF_ROUTE_HOST_PTR_CLDMABUF);  // measured: PoCL 3.1 wraps in place
+    else if (is_pocl(env)) CHECK(route == CL_DMA_BUF_ROUTE_HOST_PTR_CLDMABUF);  // measured: PoCL 3.1 and 6 wrap in place
+    else CHECK(route <= CL_DMA_BUF_ROUTE_IMAGE_FROM_BUFFER_CLDMABUF);            // a route the header names
     std::mt19937 rng(7);
     acquire(env, {image});
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
@@ -282,12 +301,16 @@ TEST_CASE("images: zero-copy is proven: a CPU write after acquire is seen by rea
     auto got = read_with_kernel(env, image, "rd_uint8", p.width, p.height, 4, 1);
     release(env, {image});
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    clReleaseMemObject(image);
     if (route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF) {
         CHECK(got != want);  // the honest copy was taken at acquire time
+        // Nothing zero-copy was proven: counted as a skip, not a pass.
+        if (!forced_copy())
+            SKIP("the layer took the copy route on " << env.platform_name << ": no zero-copy to prove (the copy's "
+                 "acquire-time snapshot was checked)");
     } else {
         CHECK(got == want);
     }
-    clReleaseMemObject(image);
 }
 
 TEST_CASE("images: a kernel's writes reach the dma-buf by release; row padding is left alone", "[kernel]") {
@@ -502,6 +525,33 @@ TEST_CASE("images: an INVALID modifier imports only when the application vouches
     clReleaseMemObject(image);
 }
 
+// Split from the refusals below so that a device supporting every candidate
+// format counts this case as skipped, not as a passing section.
+TEST_CASE("images: a format the device lacks is refused with CL_IMAGE_FORMAT_NOT_SUPPORTED, the fd kept", "[maps]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    REQUIRE_IMAGES(env);
+    Plane p{32, 16, 0, 4};  // pitch derived
+    Dmabuf buf = make_dmabuf(128 * 16);
+    const cl_channel_order orders[] = {CL_RGBA, CL_BGRA, CL_ARGB, CL_ABGR, CL_RG, CL_R, CL_A, CL_RA};
+    const cl_channel_type types[] = {CL_SNORM_INT8, CL_SNORM_INT16, CL_UNORM_INT16, CL_SIGNED_INT32,
+                                     CL_HALF_FLOAT, CL_FLOAT, CL_UNSIGNED_INT16};
+    for (auto o : orders)
+        for (auto t : types)
+            if (!supports(env, CL_MEM_READ_ONLY, o, t)) {
+                const int maps_before = settled_mappings();
+                cl_int err = CL_SUCCESS;
+                cl_mem m = import_image(env, buf.fd, {o, t}, p, CL_MEM_READ_ONLY, &err);
+                if (m) clReleaseMemObject(m);
+                CHECK(m == nullptr);
+                CHECK(err == CL_IMAGE_FORMAT_NOT_SUPPORTED);
+                CHECK(fd_is_open(buf.fd));
+                CHECK(settled_mappings() == maps_before);
+                return;
+            }
+    SKIP("the device supports all " << std::size(orders) * std::size(types) << " candidate formats: no unsupported one to try");
+}
+
 TEST_CASE("images: refusals name the right error and leave the fd (and no mapping) behind", "[maps]") {
     REQUIRE_DMABUF();
     ClEnv env;
@@ -539,21 +589,6 @@ TEST_CASE("images: refusals name the right error and leave the fd (and no mappin
         Plane q = p;
         q.offset = buf.size - q.pitch;
         refused(import_image(env, fd, rgba8, q, CL_MEM_READ_ONLY, &err), CL_INVALID_IMAGE_SIZE);
-    }
-    SECTION("a format the device lacks") {
-        const cl_channel_order orders[] = {CL_RGBA, CL_BGRA, CL_ARGB, CL_ABGR, CL_RG, CL_R, CL_A, CL_RA};
-        const cl_channel_type types[] = {CL_SNORM_INT8, CL_SNORM_INT16, CL_UNORM_INT16, CL_SIGNED_INT32,
-                                         CL_HALF_FLOAT, CL_FLOAT, CL_UNSIGNED_INT16};
-        bool found = false;
-        for (auto o : orders)
-            for (auto t : types)
-                if (!found && !supports(env, CL_MEM_READ_ONLY, o, t)) {
-                    found = true;
-                    Plane q = p;
-                    q.pitch = 0;  // derived
-                    refused(import_image(env, fd, {o, t}, q, CL_MEM_READ_ONLY, &err), CL_IMAGE_FORMAT_NOT_SUPPORTED);
-                }
-        if (!found) WARN("the device supports every candidate format: no unsupported one to try");
     }
     SECTION("a format no spec defines") {
         refused(import_image(env, fd, {0x4321, CL_UNORM_INT8}, p, CL_MEM_READ_ONLY, &err),

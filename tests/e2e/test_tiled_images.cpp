@@ -272,6 +272,18 @@ TEST_CASE("tiled images: X and Y tiles de-tiled bit-exact for a kernel, its writ
         }
 }
 
+// The formats the test above leaves out, counted as a skip naming each.
+TEST_CASE("tiled images: every format of the list is supported for read-write 2D images here", "[kernel][tiled]") {
+    ClEnv env;
+    REQUIRE_TILED_ENV(env);
+    std::string left_out;
+    for (const UintFormat &f : uint_formats)
+        if (!supports(env, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, f.format))
+            left_out += (left_out.empty() ? "" : ", ") + std::string(f.name);
+    CHECK(supports(env, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, uint_formats[0].format));  // the round trips' own
+    if (!left_out.empty()) SKIP("formats the ICD lacks for read-write 2D images, not tested: " << left_out);
+}
+
 TEST_CASE("tiled images: a read-only import is de-tiled, never re-tiled", "[kernel][tiled]") {
     ClEnv env;
     REQUIRE_TILED_ENV(env);

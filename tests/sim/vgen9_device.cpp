@@ -155,6 +155,28 @@ void on_dup(int oldfd, int newfd) {
     if (auto it = s.sw_sync_fds.find(oldfd); it != s.sw_sync_fds.end()) s.sw_sync_fds[newfd] = it->second;
 }
 
+void on_received(int newfd) {
+    struct stat in{};
+    if (real().fstat(newfd, &in) != 0) return;
+    int same = -1;
+    {
+        State &s = S();
+        std::lock_guard<std::mutex> l(s.mu);
+        auto find = [&](auto &m) {
+            for (auto &[fd, obj] : m) {
+                struct stat st{};
+                if (same < 0 && fd != newfd && real().fstat(fd, &st) == 0 && st.st_dev == in.st_dev &&
+                    st.st_ino == in.st_ino)
+                    same = fd;
+            }
+        };
+        find(s.dmabuf_fds);
+        find(s.sync_fds);
+        find(s.dev_fds);
+    }
+    if (same >= 0) on_dup(same, newfd);
+}
+
 bool handle_ioctl(int fd, unsigned long req, void *arg, int *ret) {
     State &s = S();
     std::unique_lock<std::mutex> l(s.mu);

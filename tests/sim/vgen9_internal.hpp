@@ -55,6 +55,10 @@ void on_close_range(unsigned first, unsigned last);
 // Called after a successful dup of oldfd into newfd (newfd may have been a
 // tracked fd that the dup implicitly closed: on_close(newfd) first).
 void on_dup(int oldfd, int newfd);
+// An fd that came in over a Unix socket (SCM_RIGHTS, vgen9_fd_passing.cpp):
+// if it is the same open file as a tracked fd (same inode), track it as a dup
+// of that one, as the kernel would hand over the same dma-buf.
+void on_received(int newfd);
 // ioctl on any fd: returns true if the sim handled it (*ret = 0 or -errno).
 bool handle_ioctl(int fd, unsigned long request, void *arg, int *ret);
 // mmap on a sim fd: returns true if handled (*out = mapping or MAP_FAILED with errno).

@@ -50,6 +50,8 @@ const std::vector<Slot> wrapped = {
     // stale handles (layer/import/fresh_handles.hpp, layer/core/events.cpp)
     SLOT(clCreateBuffer), SLOT(clCreateImage), SLOT(clCreateImage2D), SLOT(clCreateImage3D), SLOT(clCreatePipe),
     SLOT(clRetainMemObject), SLOT(clReleaseMemObject), SLOT(clRetainEvent), SLOT(clCreateUserEvent),
+    // the devices each context was created with (layer/entry/entry_context.cpp)
+    SLOT(clCreateContext), SLOT(clCreateContextFromType), SLOT(clReleaseContext),
 };
 // Counted in the enqueue epoch, then the target's (layer/queue/passthrough.hpp): with
 // `wrapped`, every clEnqueue* slot that has a function type on Linux.
@@ -75,7 +77,7 @@ const std::vector<Slot> provided = {
     SLOT(clCreateBufferWithProperties), SLOT(clCreateImageWithProperties), SLOT(clCreateCommandQueueWithProperties),
 };
 // layer/egl, unless CLDMABUF_EGL=off or built without EGL headers.
-const std::vector<Slot> egl_wrapped = {SLOT(clCreateContext), SLOT(clCreateContextFromType), SLOT(clGetContextInfo)};
+const std::vector<Slot> egl_wrapped = {SLOT(clGetContextInfo)};
 const std::vector<Slot> egl_provided = {
     SLOT(clCreateFromEGLImageKHR), SLOT(clEnqueueAcquireEGLObjectsKHR), SLOT(clEnqueueReleaseEGLObjectsKHR),
     SLOT(clCreateFromGLTexture), SLOT(clCreateFromGLTexture2D), SLOT(clCreateFromGLTexture3D),

@@ -1,0 +1,193 @@
+//
+// Helpers shared by the cl_khr_external_memory(_dma_buf) tests of this
+// module: the extension's entry points, imports, CPU access to a dma-buf
+// (mmap and DMA_BUF_IOCTL_SYNC), fd checks.  Only the CTS harness API
+// (harness/*.h), OpenCL and Linux, so the same files build inside the CTS and
+// against the stand-in (conformance/cts/README.md).
+//
+#ifndef EXTERNAL_MEMORY_DMA_BUF_COMMON_H
+#define EXTERNAL_MEMORY_DMA_BUF_COMMON_H
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "harness/alloc.h"
+#include "harness/testHarness.h"
+#include "harness/typeWrappers.h"
+
+// The names of cl_khr_external_memory 1.0.1, for headers that predate them.
+#ifndef CL_MEM_DEVICE_HANDLE_LIST_KHR
+#define CL_MEM_DEVICE_HANDLE_LIST_KHR 0x2051
+#define CL_MEM_DEVICE_HANDLE_LIST_END_KHR 0
+#endif
+#ifndef CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR
+#define CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR 0x2052
+#endif
+
+namespace dma_buf_test {
+
+struct ExternalMemoryFunctions
+{
+    clEnqueueAcquireExternalMemObjectsKHR_fn acquire = nullptr;
+    clEnqueueReleaseExternalMemObjectsKHR_fn release = nullptr;
+};
+
+inline cl_platform_id platform_of(cl_device_id device)
+{
+    cl_platform_id platform = nullptr;
+    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform,
+                    nullptr);
+    return platform;
+}
+
+// The two commands, through clGetExtensionFunctionAddressForPlatform (the
+// only way an application reaches an extension's functions).
+inline ExternalMemoryFunctions external_memory_functions(cl_device_id device)
+{
+    ExternalMemoryFunctions f;
+    cl_platform_id platform = platform_of(device);
+    f.acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        clGetExtensionFunctionAddressForPlatform(
+            platform, "clEnqueueAcquireExternalMemObjectsKHR"));
+    f.release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        clGetExtensionFunctionAddressForPlatform(
+            platform, "clEnqueueReleaseExternalMemObjectsKHR"));
+    return f;
+}
+
+// Every test of the module starts here: the device must report both
+// extensions (else the test skips, as the CTS's own dma-buf test does) and
+// hand out both commands.
+#define REQUIRE_DMA_BUF_IMPORT(fns)                                            \
+    REQUIRE_EXTENSION("cl_khr_external_memory");                               \
+    REQUIRE_EXTENSION("cl_khr_external_memory_dma_buf");                       \
+    const dma_buf_test::ExternalMemoryFunctions fns =                          \
+        dma_buf_test::external_memory_functions(device);                       \
+    test_assert_error(fns.acquire != nullptr && fns.release != nullptr,        \
+                      "the device reports cl_khr_external_memory but "         \
+                      "clEnqueue{Acquire,Release}ExternalMemObjectsKHR are "   \
+                      "not handed out")
+
+// A dma-buf of `size` bytes; TEST_SKIPPED_ITSELF or -1 are passed on.
+#define ALLOCATE_DMA_BUF(fd, size)                                             \
+    int fd = allocate_dma_buf(size);                                           \
+    if (fd == TEST_SKIPPED_ITSELF) return TEST_SKIPPED_ITSELF;                 \
+    test_assert_error(fd >= 0, "allocate_dma_buf failed")
+
+inline cl_mem import_buffer(cl_context context, int fd, size_t size,
+                            cl_int *err,
+                            cl_mem_flags flags = CL_MEM_READ_WRITE)
+{
+    const cl_mem_properties props[] = {
+        CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+        static_cast<cl_mem_properties>(fd), 0
+    };
+    return clCreateBufferWithProperties(context, props, flags, size, nullptr,
+                                        err);
+}
+
+// CPU access to a dma-buf, bracketed by DMA_BUF_IOCTL_SYNC as the kernel's
+// dma-buf documentation requires of a CPU user.
+class CpuView {
+public:
+    CpuView(int fd, size_t size): fd_(fd), size_(size)
+    {
+        void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        bytes_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
+    }
+    ~CpuView()
+    {
+        if (bytes_) munmap(bytes_, size_);
+    }
+    CpuView(const CpuView &) = delete;
+    CpuView &operator=(const CpuView &) = delete;
+    bool ok() const { return bytes_ != nullptr; }
+    void fill(uint32_t seed)
+    {
+        sync(DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE);
+        for (size_t i = 0; i < size_; ++i) bytes_[i] = pattern(i, seed);
+        sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
+    }
+    // The first index where the contents differ from pattern(seed), or
+    // SIZE_MAX.
+    size_t first_mismatch(uint32_t seed, size_t from = 0,
+                          size_t count = SIZE_MAX)
+    {
+        sync(DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+        size_t bad = SIZE_MAX;
+        const size_t end = count == SIZE_MAX ? size_ : from + count;
+        for (size_t i = from; i < end && bad == SIZE_MAX; ++i)
+            if (bytes_[i] != pattern(i, seed)) bad = i;
+        sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+        return bad;
+    }
+    // A copy of every byte, read between SYNC_START and SYNC_END.
+    std::vector<uint8_t> contents()
+    {
+        sync(DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+        std::vector<uint8_t> out(bytes_, bytes_ + size_);
+        sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+        return out;
+    }
+    static uint8_t pattern(size_t i, uint32_t seed)
+    {
+        return static_cast<uint8_t>((i * 131u + seed * 7u + (i >> 8)) & 0xff);
+    }
+
+private:
+    void sync(uint64_t flags)
+    {
+        dma_buf_sync s = { flags };
+        ioctl(fd_, DMA_BUF_IOCTL_SYNC, &s);
+    }
+    int fd_;
+    size_t size_;
+    uint8_t *bytes_ = nullptr;
+};
+
+inline std::vector<uint8_t> expected_pattern(size_t n, uint32_t seed,
+                                             size_t from = 0)
+{
+    std::vector<uint8_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = CpuView::pattern(from + i, seed);
+    return v;
+}
+
+inline bool fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+// True once `fd` is closed, polling for at most five seconds: an
+// implementation may close it from a worker thread after the object is gone.
+inline bool fd_closes_soon(int fd)
+{
+    for (int i = 0; i < 500; ++i)
+    {
+        if (!fd_is_open(fd)) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+inline cl_int event_status(cl_event e)
+{
+    cl_int s = CL_COMPLETE;
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s), &s,
+                   nullptr);
+    return s;
+}
+
+} // namespace dma_buf_test
+
+#endif // EXTERNAL_MEMORY_DMA_BUF_COMMON_H
