@@ -68,16 +68,31 @@ using Word = uintptr_t;
 using Target = uint64_t (*)(CLDMABUF_WORDS_22(CLDMABUF_WORD_TYPE));
 using Entry = uint64_t (*)(CLDMABUF_WORDS_22(CLDMABUF_WORD_TYPE));
 
+// Nothing here may call a function: a call into code built with the vector
+// registers (std::atomic's members, no_imports(), a sanitizer's hooks) could
+// change one an argument is in, and general-regs-only would not inline them.
+// So the word and the live-import count are read and added with the
+// builtins the inline helpers compile to (the same orders: epoch.hpp,
+// registry.hpp), and no sanitizer instruments it, like the assembly.
 template <int I>
-[[gnu::target("general-regs-only"), gnu::noinline]] uint64_t trampoline(CLDMABUF_WORDS_22(CLDMABUF_WORD_PARAM)) {
+[[gnu::target("general-regs-only"), gnu::noinline, gnu::no_sanitize("thread", "address", "undefined")]] uint64_t
+trampoline(CLDMABUF_WORDS_22(CLDMABUF_WORD_PARAM)) {
+    auto *word = reinterpret_cast<uint64_t *>(&enqueue_epoch_detail::word);
     const auto target = reinterpret_cast<Target>(__atomic_load_n(&targets[I], __ATOMIC_ACQUIRE));
-    if (__builtin_expect(!no_imports(), 0)) {
-        CountedCommand counted;  // in flight until the target returned
-        return target(CLDMABUF_WORDS_22(CLDMABUF_WORD_ARG));
+    if (__builtin_expect(__atomic_load_n(reinterpret_cast<const size_t *>(&import_registry_detail::live),
+                                         __ATOMIC_RELAXED) != 0,
+                         0)) {
+        __atomic_fetch_add(word, kInFlightOne, __ATOMIC_ACQ_REL);  // begin_command()
+        const uint64_t answer = target(CLDMABUF_WORDS_22(CLDMABUF_WORD_ARG));
+        __atomic_fetch_add(word, kEpochOne - kInFlightOne, __ATOMIC_ACQ_REL);  // end_command()
+        return answer;
     }
-    count_landed();
+    __atomic_fetch_add(word, kEpochOne, __ATOMIC_ACQ_REL);  // count_landed()
     return target(CLDMABUF_WORDS_22(CLDMABUF_WORD_ARG));
 }
+
+static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) && sizeof(std::atomic<size_t>) == sizeof(size_t),
+              "the portable trampolines use the words under the atomics");
 
 #undef CLDMABUF_WORDS_22
 #undef CLDMABUF_WORD_PARAM
