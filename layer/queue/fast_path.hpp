@@ -21,7 +21,8 @@
 //     see the word's writes (TSan), or when asked for with
 //     `-Dfast_paths=portable` (meson_options.txt; CI builds x86-64 so, so the
 //     portable form is tested on its own where the assembly is the default).
-//     Its trampolines forward 22 integer-class argument words and are built
+//     Its trampolines forward 22 arguments of up to 64 bits (22 or 44 machine
+//     words) and are built
 //     with general-regs-only, so floating-point and vector argument and
 //     result registers pass through untouched (no clEnqueue* has any, the
 //     unit tests check it anyway).

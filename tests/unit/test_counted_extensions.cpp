@@ -93,7 +93,7 @@ TEST_CASE("the fast paths took the form this build was configured for, and it ha
 }
 
 // Sixteen stack words past the registers are what the x86-64 trampolines
-// copy; the portable ones forward 22 words whatever the target: the most
+// copy; the portable ones forward 22 arguments of up to 64 bits: the most
 // clEnqueue* arguments any (clEnqueueNativeKernel: 10) far exceed neither.
 int64_t twenty(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g, int64_t h, int64_t i,
                int64_t j, int64_t k, int64_t l, int64_t m, int64_t n, int64_t o, int64_t p, int64_t q, int64_t r,
