@@ -13,7 +13,7 @@
 #include "tools/info/report.hpp"
 
 #ifndef CLDMABUF_INSTALLED_LAYER
-#define CLDMABUF_INSTALLED_LAYER "/usr/lib/x86_64-linux-gnu/libcldmabuf.so"
+#define CLDMABUF_INSTALLED_LAYER "/usr/lib/x86_64-linux-gnu/cldmabuf/libcldmabuf.so"
 #endif
 
 namespace {

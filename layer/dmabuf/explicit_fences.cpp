@@ -1,6 +1,9 @@
 #include "layer/dmabuf/explicit_fences.hpp"
 
 #include <errno.h>
+// _IOWR, which DMA_BUF_IOCTL_EXPORT_SYNC_FILE expands to: <linux/dma-buf.h>
+// does not include it, and only x86-64 got it through another header (issue #29).
+#include <linux/ioctl.h>
 #include <linux/dma-buf.h>
 #include <poll.h>
 

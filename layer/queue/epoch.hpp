@@ -49,7 +49,13 @@
 #include <atomic>
 #include <cstdint>
 
-static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) && std::atomic<uint64_t>::is_always_lock_free);
+#include "layer/queue/fast_path.hpp"
+
+// Every target Debian builds the layer for but armel has them (i386: cmpxchg8b,
+// armhf: ldrexd/strexd); a lock behind the word would make every counted
+// enqueue take it.
+static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) && std::atomic<uint64_t>::is_always_lock_free,
+              "the enqueue word needs lock-free 64-bit atomics");
 
 namespace cldmabuf {
 
@@ -62,14 +68,6 @@ extern std::atomic<bool> unseen __attribute__((visibility("hidden")));
 constexpr int kInFlightBits = 20;
 constexpr uint64_t kInFlightOne = 1;
 constexpr uint64_t kEpochOne = uint64_t{1} << kInFlightBits;
-
-#if defined(__SANITIZE_THREAD__)
-#define CLDMABUF_EPOCH_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CLDMABUF_EPOCH_TSAN 1
-#endif
-#endif
 
 // One read of the word (acquire: see the queue state of every end it sees).
 struct EpochWord {
@@ -90,12 +88,9 @@ inline void end_command() { enqueue_epoch_detail::word.fetch_add(kEpochOne - kIn
 // A command counted as landed at once (see above), or a mark of the layer's
 // own that makes every earlier reading stale (layer/blit/fence_chain).
 inline void count_landed() {
-#if defined(__x86_64__) && !defined(CLDMABUF_EPOCH_TSAN)  // TSan: the builtin, so it sees the write
-    // The same locked add fetch_add compiles to, but GCC 12 treats the
-    // builtin as touching all memory and copies a pass-through's stack
-    // arguments (those past the sixth) out and back around it.  This names
-    // the one word it changes.
-    asm volatile("lock addq %1, %0"
+#if CLDMABUF_FAST_PATHS_ASM
+    // layer/queue/fast_path_<arch>.hpp: the add on the one word, nothing else.
+    asm volatile(CLDMABUF_ASM_COUNT_LANDED
                  : "+m"(*reinterpret_cast<uint64_t *>(&enqueue_epoch_detail::word))
                  : "i"(kEpochOne));
 #else

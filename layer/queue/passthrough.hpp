@@ -16,13 +16,11 @@
 // does the same after its checks.  Installed with wrap(): a slot the target
 // leaves NULL stays NULL.
 //
-// On x86-64 the fast half is written out in a naked function: GCC 12 gives
-// the C++ form a prologue that saves a register and copies the stack
-// arguments out and back whenever the function has a second way out, taken
-// or not (issue #18: +11 instructions on clEnqueueReadBuffer in C++, +31
-// with the checks inline; +2 so).  Naked, no compiler option (frame
-// pointers, -O0) can put a frame before the jump.  TSan builds take the C++
-// form, so the sanitizer sees the word's writes.
+// Where layer/queue/fast_path.hpp has assembly for the target, the fast half
+// is written out in a naked function (fast_path_<arch>.hpp says why): naked,
+// no compiler option (frame pointers, -O0) can put a frame before the jump.
+// Elsewhere, in TSan builds (so the sanitizer sees the word's writes) and
+// with -Dfast_paths=portable, the C++ form below, with the same guarantees.
 #pragma once
 
 #include <atomic>
@@ -54,17 +52,15 @@ struct CountedUnlessImports;
 
 template <auto Slot, auto Slow, typename R, typename... Args>
 struct CountedUnlessImports<Slot, Slow, R(CL_API_CALL *)(Args...)> {
-#if defined(__x86_64__) && !defined(CLDMABUF_EPOCH_TSAN)
-    static_assert(sizeof(std::atomic<size_t>) == 8 && std::atomic<size_t>::is_always_lock_free,
-                  "the naked pass-through compares the live-import count as one quadword");
+#if CLDMABUF_FAST_PATHS_ASM
+    static_assert(sizeof(std::atomic<size_t>) == sizeof(void *) && std::atomic<size_t>::is_always_lock_free,
+                  "the naked pass-through compares the live-import count as one machine word");
     [[gnu::naked]] static R CL_API_CALL call(Args...) {
-        asm("cmpq $0, %c0(%%rip)\n\t"       // an import is alive:
-            "jne %P1\n\t"                   //   the slow half, arguments as they came
-            "lock addq %2, %c3(%%rip)\n\t"  // count_landed()
-            "jmp *%c4(%%rip)"               // (next().*Slot)(args...)
+        asm(CLDMABUF_ASM_PASSTHROUGH  // layer/queue/fast_path_<arch>.hpp
             :
-            : "i"(&import_registry_detail::live), "i"(Slow), "i"(kEpochOne), "i"(&enqueue_epoch_detail::word),
-              "i"(&(dispatch_tables::guarded_next.*Slot)));
+            : CLDMABUF_ASM_SYMBOL(&import_registry_detail::live), CLDMABUF_ASM_SYMBOL(Slow), "i"(kEpochOne),
+              CLDMABUF_ASM_SYMBOL(&enqueue_epoch_detail::word),
+              CLDMABUF_ASM_SYMBOL(&(dispatch_tables::guarded_next.*Slot)));
     }
 #else
     static R CL_API_CALL call(Args... args) {

@@ -3,6 +3,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <sys/mman.h>
 #include <unistd.h>

@@ -4,6 +4,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <fcntl.h>
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <sys/mman.h>
 #include <unistd.h>

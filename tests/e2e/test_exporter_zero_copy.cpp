@@ -6,6 +6,7 @@
 // runs on the test's own buffer) and with CLDMABUF_ZERO_COPY_CHECK=fail.
 #include <catch2/catch_test_macros.hpp>
 
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 
 #include <cstdint>

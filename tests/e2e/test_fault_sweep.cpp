@@ -35,6 +35,7 @@
 #include <drm.h>
 #include <drm_fourcc.h>
 #include <i915_drm.h>
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 

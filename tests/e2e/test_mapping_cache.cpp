@@ -5,6 +5,7 @@
 // system dma-heap, whose mmap is the O(size) cost the cache removes.
 #include <catch2/catch_test_macros.hpp>
 
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <unistd.h>
 

@@ -24,6 +24,7 @@
 // [.egl-fault] keeps it out of the [vm] runs.
 #include <catch2/catch_test_macros.hpp>
 
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <unistd.h>
 

@@ -10,6 +10,7 @@
 #undef _FILE_OFFSET_BITS
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
 // Kernel citations use the tags of /work/shared/reference/gen9-blt-i915.md:
 // [KB] intel-gpu-i915-backports (drivers/dma-buf).
 #include <errno.h>
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 #include <stdio.h>

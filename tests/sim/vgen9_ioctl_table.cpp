@@ -1,5 +1,6 @@
 // Every ioctl the virtual Gen9 models, per kind of fd.  A request missing here
 // is answered by the dispatcher's default for that fd (vgen9_device.cpp).
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 #include <linux/sync_file.h>
 

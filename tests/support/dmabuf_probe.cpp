@@ -19,6 +19,7 @@
 
 #include <poll.h>
 #include <unistd.h>
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 
 namespace t = cldmabuf::test;

@@ -239,11 +239,7 @@ TEST_CASE("dispatch table: every extension function the layer hands out resolves
     // for the same function asked again.
     const int capacity = counted_extension_capacity();
     void *counted = layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueNotTheLayersKHR");
-    if (capacity == 0) {  // not x86-64 (issue #29): no trampolines, the ICD's as it is
-        CHECK(counted == sentinel(5));
-        CHECK(unseen_enqueues());
-        return;
-    }
+    REQUIRE(capacity > 0);  // every build has them, whatever its fast paths' form (issue #29)
     CHECK(counted != nullptr);
     CHECK(counted != sentinel(5));
     CHECK(layer.clGetExtensionFunctionAddressForPlatform(nullptr, "clEnqueueNotTheLayersKHR") == counted);

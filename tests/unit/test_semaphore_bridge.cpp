@@ -2,6 +2,7 @@
 // layer/sync/dmabuf_bridge.hpp) on the scripted kernel.
 #include <catch2/catch_test_macros.hpp>
 
+#include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
 #include <linux/dma-buf.h>
 
 #include "fake_kernel.hpp"

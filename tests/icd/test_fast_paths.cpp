@@ -1,0 +1,116 @@
+// The enqueue word's fast paths engage on every architecture and in either
+// form (issue #29; layer/queue/fast_path.hpp), read from the layer's own
+// counters: an ICD enqueue handed out by name goes out behind the layer's
+// counting trampoline, so looking it up leaves the quiet queue on, and
+// calling it ends a quiet stretch as any counted command does.  Suite
+// testicd-fast-paths: the test ICD with its own cl_khr_semaphore, whose
+// enqueues the application can only reach by name.
+//
+// The quiet handoffs also stand for the blitter's automatic semaphore
+// chain: both are off for the process once an enqueue escapes the count
+// (unseen_enqueues(), layer/queue/epoch.hpp), the flag neither can be on
+// without.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <catch2/catch_test_macros.hpp>
+#include <cstring>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "test_dmabufs.hpp"
+#include "test_fixture.hpp"
+
+using namespace testicd_test;
+
+namespace {
+
+std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> stats(const Env &env) {
+    std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> s{};
+    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) == CL_SUCCESS);
+    return s;
+}
+cl_ulong quiet(const Env &env) { return stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF]; }
+
+struct Imported {
+    e2e::Dmabuf buf;
+    cl_mem mem = nullptr;
+    Imported(const Env &env, size_t size) : buf(e2e::make_dmabuf(size)) {
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                           static_cast<cl_mem_properties>(buf.fd), 0};
+        cl_int err = CL_OUT_OF_RESOURCES;
+        mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        buf.release_fd();  // the importer owns it now
+    }
+    ~Imported() {
+        if (mem) clReleaseMemObject(mem);
+    }
+};
+
+// Which library a function handed out lives in.
+std::string library_of(void *fn) {
+    Dl_info where{};
+    return dladdr(fn, &where) && where.dli_fname ? where.dli_fname : "?";
+}
+
+}  // namespace
+
+TEST_CASE("fast paths: the ICD's semaphore enqueues go out counted; looked up they keep the quiet, called they end it",
+          "[fast-paths]") {
+    REQUIRE_DMABUF();
+    Env env;
+    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
+    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
+        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    auto create = reinterpret_cast<clCreateSemaphoreWithPropertiesKHR_fn>(
+        env.function("clCreateSemaphoreWithPropertiesKHR"));
+    auto release_sema = reinterpret_cast<clReleaseSemaphoreKHR_fn>(env.function("clReleaseSemaphoreKHR"));
+    auto signal = reinterpret_cast<clEnqueueSignalSemaphoresKHR_fn>(env.function("clEnqueueSignalSemaphoresKHR"));
+    auto wait = reinterpret_cast<clEnqueueWaitSemaphoresKHR_fn>(env.function("clEnqueueWaitSemaphoresKHR"));
+    REQUIRE(acquire);
+    REQUIRE(release);
+    REQUIRE(create);
+    REQUIRE(release_sema);
+    REQUIRE(signal);
+    REQUIRE(wait);
+    // The ICD's functions, behind the layer's trampolines: they live in the
+    // layer's library, not the test ICD's.
+    INFO("clEnqueueWaitSemaphoresKHR handed out from " << library_of(reinterpret_cast<void *>(wait)));
+    CHECK(library_of(reinterpret_cast<void *>(wait)).find("libcldmabuf.so") != std::string::npos);
+    CHECK(library_of(reinterpret_cast<void *>(signal)).find("libcldmabuf.so") != std::string::npos);
+
+    Imported x(env, 65536);
+    const cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR, 0};
+    cl_int err = CL_INVALID_VALUE;
+    cl_semaphore_khr s = create(env.context, props, &err);
+    REQUIRE(err == CL_SUCCESS);
+
+    // Looked up, not called: the handoffs after clFinish are quiet.
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    cl_ulong before = quiet(env);
+    REQUIRE(acquire(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet(env) == before + 2);
+
+    // Called between clFinish and the acquire: counted, so not quiet.
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    before = quiet(env);
+    REQUIRE(signal(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(acquire(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(wait(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet(env) == before);
+
+    // And with an import alive the trampoline's tracked half ran: quiet again
+    // after the next clFinish, the word whole.
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    before = quiet(env);
+    REQUIRE(acquire(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet(env) == before + 2);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(release_sema(s) == CL_SUCCESS);
+}
