@@ -2,10 +2,10 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <mutex>
 
 #include "layer/log.hpp"
+#include "layer/settings.hpp"
 
 namespace cldmabuf::va {
 namespace {
@@ -20,7 +20,7 @@ Libva loaded;
 bool available = false;
 
 void load_libva() {
-    const char *name = std::getenv("CLDMABUF_VA_LIBRARY");
+    const char *name = setting("CLDMABUF_VA_LIBRARY");
     if (!name || !*name) name = "libva.so.2";
     // RTLD_NOLOAD first: an application that uses VA-API already has it, and
     // the same copy must answer for its VADisplay.
