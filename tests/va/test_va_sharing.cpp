@@ -435,6 +435,9 @@ TEST_CASE("va: every misuse of create, acquire and release gets the extension's 
         vva<void (*)(unsigned, int)>("vva_fail_next_syncs")(1, VA_STATUS_ERROR_DECODING_ERROR);
         CHECK(va.acquire(ctx.queue, 1, &y, 0, nullptr, nullptr) == CL_INVALID_VA_API_MEDIA_SURFACE_INTEL);
         CHECK(va.release(ctx.queue, 1, &y, 0, nullptr, nullptr) == CL_VA_API_MEDIA_SURFACE_NOT_ACQUIRED_INTEL);
+        // A surface still busy past the bound: CL_OUT_OF_RESOURCES, unacquired too.
+        vva<void (*)(unsigned, int)>("vva_fail_next_syncs")(1, VA_STATUS_ERROR_TIMEDOUT);
+        CHECK(va.acquire(ctx.queue, 1, &y, 0, nullptr, nullptr) == CL_OUT_OF_RESOURCES);
         REQUIRE(va.acquire(ctx.queue, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
         CHECK(va.acquire(ctx.queue, 1, &y, 0, nullptr, nullptr) == CL_VA_API_MEDIA_SURFACE_ALREADY_ACQUIRED_INTEL);
         const cl_mem twice[] = {y, y};
