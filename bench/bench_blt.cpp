@@ -17,7 +17,7 @@
 
 #include "layer/i915/blit_plan.hpp"
 #include "layer/i915/blt_engine.hpp"
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 using namespace cldmabuf::i915;
 

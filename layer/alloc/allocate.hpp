@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "layer/alloc/exporter_choice.hpp"
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

@@ -8,11 +8,11 @@
 #include <unordered_map>
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/dispatch.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/param_answer.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/param_answer.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 namespace {

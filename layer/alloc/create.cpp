@@ -9,14 +9,14 @@
 #include "layer/alloc/allocate.hpp"
 #include "layer/alloc/allocated.hpp"
 #include "layer/alloc/exporter_choice.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/image_checks.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -9,7 +9,7 @@
 // dma-buf is closed again.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

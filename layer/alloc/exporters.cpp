@@ -8,7 +8,7 @@
 #include <cerrno>
 
 #include "layer/i915/gem_export.hpp"
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace cldmabuf {
 namespace {

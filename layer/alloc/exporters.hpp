@@ -1,5 +1,5 @@
 // The allocator's three exporters, each over the kernel seam
-// (layer/kernel_ops.hpp) so the virtual Gen9 and unit fakes see every call.
+// (layer/base/kernel_ops.hpp) so the virtual Gen9 and unit fakes see every call.
 // Each returns 0 and a new dma-buf fd (close-on-exec, read-write, at least
 // `bytes` long, page-rounded), or -errno with nothing left behind: no fd, no
 // GEM handle, no memfd.  -ENOENT/-ENODEV: the exporter is not on this machine.

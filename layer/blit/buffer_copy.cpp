@@ -16,10 +16,10 @@
 #include "layer/blit/fence_chain.hpp"
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/i915/blit_plan.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

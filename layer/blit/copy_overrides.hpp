@@ -1,11 +1,11 @@
 // The copy entry points of layer/blit: a copy the Gen9 blitter takes runs as
 // a host step of the queue; every other copy goes to the ICD unchanged
 // (buffer_copy.cpp, image_copy.cpp; docs/blitter.md).  The table enters them
-// through layer/entry_chains.cpp, after the read-only check of the
+// through layer/entry/entry_chains.cpp, after the read-only check of the
 // destination.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

@@ -5,10 +5,10 @@
 #include <mutex>
 #include <utility>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/import/buffer.hpp"
 #include "layer/i915/blt_engine.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 

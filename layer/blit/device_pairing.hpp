@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/i915/gen9_probe.hpp"
-#include "layer/pci_address.hpp"
+#include "layer/core/pci_address.hpp"
 
 namespace cldmabuf {
 

@@ -4,8 +4,8 @@
 
 #include "layer/blit/device_pairing.hpp"
 #include "layer/blit/gem_cache.hpp"
-#include "layer/dispatch.hpp"
-#include "layer/stats.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 namespace {

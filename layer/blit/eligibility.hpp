@@ -4,9 +4,9 @@
 #pragma once
 
 #include "layer/blit/copy_checks.hpp"
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/i915/blt_engine.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 
 #include "layer/dmabuf/exporter.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/pci_address.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/pci_address.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 

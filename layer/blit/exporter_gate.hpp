@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "layer/i915/gen9_probe.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

@@ -8,13 +8,13 @@
 #include <unordered_map>
 #include <variant>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/queue/epoch.hpp"
-#include "layer/host_step.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
-#include "layer/stats.hpp"
+#include "layer/core/host_step.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -34,7 +34,7 @@
 #include <mutex>
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "layer/blit/exporter_gate.hpp"
-#include "layer/import_state.hpp"
-#include "layer/log.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 

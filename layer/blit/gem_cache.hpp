@@ -1,10 +1,10 @@
 // The GEM handle of each import the blitter copies, made once on first use
-// and kept in the blitter's own side table (layer/import_state.hpp) until the
+// and kept in the blitter's own side table (layer/core/import_state.hpp) until the
 // import's teardown (docs/blitter.md, "GEM state").
 #pragma once
 
 #include "layer/i915/blt_engine.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

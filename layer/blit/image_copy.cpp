@@ -30,13 +30,13 @@
 #include "layer/blit/fence_chain.hpp"
 #include "layer/blit/owned_sides.hpp"
 #include "layer/blit/submit.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/import/image.hpp"
 #include "layer/i915/blit_plan.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 namespace {

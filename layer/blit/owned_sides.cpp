@@ -2,9 +2,9 @@
 
 #include <cstdint>
 
-#include "layer/dispatch.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <cstddef>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/blit/copy_checks.hpp"
 
 namespace cldmabuf {

@@ -6,11 +6,11 @@
 
 #include "layer/blit/fence_chain.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/host_step.hpp"
+#include "layer/core/host_step.hpp"
 #include "layer/i915/blt_engine.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -32,18 +32,59 @@ void count_done(BlitKind kind, uint64_t bytes) {
 
 namespace {
 
-// Waits for the batch's out-fence within CLDMABUF_FENCE_TIMEOUT_MS, closes it
-// and counts the copy.
+// How long a cancelled batch may take to end: i915 preempts the context
+// (preempt timeout, 640 ms by default) and resets the engine when that fails.
+constexpr int kCancelGraceMs = 2000;
+
+// A batch that outlasted the fence bound: cancel it, so that the step's gate
+// opens only once the batch can no longer write (docs/blitter.md, "The
+// invariant").  1 when it finished after all, -errno when it ended with an
+// error (-EIO: cancelled), 0 when it could not be ended.
+int cancel_overdue(const char *what, int fence) {
+    i915::BltEngine *engine = i915::BltEngine::instance();
+    const int c = engine ? engine->cancel_outstanding() : -ENODEV;
+    if (c != 0) {
+        LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS) and the batch cannot "
+                  "be cancelled (%s): the step fails while the batch may still write",
+                  what, fence_timeout_ms(), std::strerror(-c));
+        return 0;
+    }
+    stats().blt_cancelled++;
+    const int w = i915::BltEngine::wait_fence(fence, kCancelGraceMs);
+    if (w == 0) {
+        // Not yet submitted (it waits for its in-fences): a cancelled
+        // context's request skips its payload when it is, so nothing writes.
+        LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS); its context was "
+                  "cancelled and the batch, still waiting for its in-fences, will not run",
+                  what, fence_timeout_ms());
+        return -ECANCELED;
+    }
+    if (w < 0)
+        LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS); the batch was "
+                  "cancelled (%s) and wrote nothing",
+                  what, fence_timeout_ms(), std::strerror(-w));
+    else
+        LOG_WARN("%s: blitter batch finished only as it was cancelled, after more than %d ms", what,
+                 fence_timeout_ms());
+    return w;
+}
+
+// Waits for the batch's out-fence within CLDMABUF_FENCE_TIMEOUT_MS (then
+// cancels it, see cancel_overdue), closes it and counts the copy.
 cl_int wait_batch(const char *what, BlitKind kind, uint64_t bytes, int fence, bool fenced_in) {
     stats().fence_waits++;
-    const int w = i915::BltEngine::wait_fence(fence, fence_timeout_ms());
-    kernel().close(fence);
+    int w = i915::BltEngine::wait_fence(fence, fence_timeout_ms());
     if (w == 0) {
         stats().fence_timeouts++;
-        LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS)%s", what,
-                  fence_timeout_ms(), fenced_in ? "; the batch waits for a semaphore's sync_file (FENCE_IN)" : "");
-        return CL_OUT_OF_RESOURCES;
+        if (fenced_in)
+            LOG_WARN("%s: the overdue batch waits for a semaphore's sync_file (FENCE_IN)", what);
+        w = cancel_overdue(what, fence);
+        kernel().close(fence);
+        if (w <= 0) return CL_OUT_OF_RESOURCES;
+        count_done(kind, bytes);
+        return CL_SUCCESS;
     }
+    kernel().close(fence);
     if (w < 0) {
         LOG_ERROR("%s: blitter batch failed: %s%s", what, std::strerror(-w),
                   fenced_in ? " (its FENCE_IN, the semaphore wait before it, failed: the batch was skipped)" : "");

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

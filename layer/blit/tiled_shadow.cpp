@@ -10,12 +10,12 @@
 #include "layer/blit/device_pairing.hpp"
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/submit.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/i915/blit_plan.hpp"
-#include "layer/import_state.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 

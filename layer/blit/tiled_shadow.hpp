@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/i915/blit_plan.hpp"
 #include "layer/i915/blt_engine.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 
@@ -72,7 +72,7 @@ HostPixels host_pixels(const Import &import);
 
 // The tiled state of an import, or nullptr for every other import.
 TiledImage *tiled_of(const Import &import);
-// Keeps `tiled` for `import` until its teardown (layer/import_state.hpp).
+// Keeps `tiled` for `import` until its teardown (layer/core/import_state.hpp).
 void attach_tiled(const Import &import, std::unique_ptr<TiledImage> tiled);
 
 // Acquire: bounded wait for the dma-buf's writers, one BLT batch dma-buf →

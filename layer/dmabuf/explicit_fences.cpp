@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "layer/kernel_ops.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace cldmabuf {
 
@@ -159,22 +159,6 @@ ExporterId identify_exporter(int fd) {
         id_cache().ids.emplace(key, id);
     }
     return id;
-}
-
-void set_exporter(Import &import, const ExporterId &id) {
-    import.exporter = id.kind;
-    import.exporter_name = id.name;
-    import.exporter_node = id.node;
-    import.exporter_rdev = id.rdev;
-}
-
-std::string describe_exporter(const Import &import) {
-    std::string s = exporter_kind_name(import.exporter);
-    if (import.exporter == ExporterKind::other) s += " \"" + import.exporter_name + "\"";
-    if (import.exporter == ExporterKind::i915)
-        s += import.exporter_node.empty() ? " (device unknown: not exactly one i915 node)"
-                                          : " (" + import.exporter_node + ")";
-    return s;
 }
 
 }  // namespace cldmabuf

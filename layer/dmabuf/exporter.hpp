@@ -12,9 +12,18 @@
 #include <string>
 #include <sys/types.h>
 
-#include "layer/registry.hpp"
 
 namespace cldmabuf {
+
+enum class ExporterKind {
+    unknown,      // no exp_name (fdinfo unreadable, or not a dma-buf fd)
+    i915,         // i915's own PRIME export ("i915")
+    system_heap,  // dma-heap "system" / "system-uncached"
+    cma_heap,     // other dma-heaps ("linux,cma", "reserved", ...)
+    udmabuf,      // udmabuf (a sealed memfd)
+    drm_generic,  // "drm": drm_gem_prime_export (vgem, amdgpu, virtio-gpu, ...); device not named
+    other,        // any other exporter name
+};
 
 struct ExporterId {
     ExporterKind kind = ExporterKind::unknown;
@@ -33,10 +42,6 @@ const char *exporter_kind_name(ExporterKind kind);
 // i915 dma-buf can only come from an i915 device, and PRIME_FD_TO_HANDLE
 // succeeding on a node proves nothing (i915 imports foreign dma-bufs too).
 ExporterId identify_exporter(int fd);
-// Records `id` on the import.
-void set_exporter(Import &import, const ExporterId &id);
-// "i915 (/dev/dri/renderD128)", "system heap", "unknown exporter", ...
-std::string describe_exporter(const Import &import);
 
 // Unit tests swap kernels and tests of the virtual Gen9 re-label its
 // exporter: forget the cached i915 node scan and exporters.

@@ -8,9 +8,9 @@
 #include <list>
 #include <mutex>
 
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 namespace {

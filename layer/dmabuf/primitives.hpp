@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <string>
 
-#include "layer/registry.hpp"
 
 namespace cldmabuf {
 
@@ -28,21 +27,6 @@ int dmabuf_sync(int fd, uint64_t flags);
 // (POLLIN), for CPU writes every fence (POLLOUT), as dma_buf_poll defines.
 // 0 when idle, -ETIME after timeout_ms, -errno on error.
 int dmabuf_wait_idle(int fd, bool for_write, int timeout_ms);
-
-// ---- who owns the fd (docs/layer-rules.md, "Who owns the fd") ----
-// The layer works on its own duplicate from the moment of import: the
-// application may keep using, or close, its number.  adopt_dmabuf_fd() dups
-// `app_fd` (F_DUPFD_CLOEXEC through the seam) into import.fd and records the
-// application's fd and its identity (st_dev/st_ino).  `app_owned` = false
-// (clImportMemoryARM) means the layer never closes `app_fd`.  0 or -errno.
-int adopt_dmabuf_fd(Import &import, int app_fd, bool app_owned = true);
-// Undo of adopt_dmabuf_fd for a refused import: closes the layer's dup only.
-void drop_dmabuf_dup(Import &import);
-// At destroy: always closes the layer's dup; closes the application's fd only
-// when owned and that number still names the dma-buf recorded at import (a
-// number the application closed and reused is never closed).  Returns
-// whether the application's fd was closed.
-bool close_import_fds(Import &import);
 
 // CLDMABUF_FENCE_TIMEOUT_MS (default 1000), read once.
 int fence_timeout_ms();

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 #include <CL/cl_egl.h>
 #include <CL/cl_gl.h>

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "layer/egl/egl_export.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 #include <CL/cl_egl.h>
 #include <CL/cl_gl.h>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/egl/egl_api.hpp"
 
 namespace cldmabuf::egl {

@@ -1,9 +1,9 @@
 #include "layer/egl/device_check.hpp"
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/device_match.hpp"
 #include "layer/egl/egl_export.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf::egl {
 namespace {

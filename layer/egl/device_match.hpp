@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "layer/cl_compat.h"
-#include "layer/pci_address.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/pci_address.hpp"
 
 namespace cldmabuf {
 

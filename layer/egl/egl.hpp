@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 
@@ -21,7 +21,7 @@ EglMode egl_mode();
 void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out);
 
 // egl's entry points (layer/egl/entry_points.hpp) are put in the table and
-// handed out by name in layer/dispatch_table.cpp, unless egl_mode() is off
+// handed out by name in layer/entry/dispatch_table.cpp, unless egl_mode() is off
 // or the layer was built without EGL headers (CLDMABUF_EGL_INTEROP unset).
 // They re-enter the layer's own imports through ours(), read at call time.
 

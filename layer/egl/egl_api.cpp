@@ -6,8 +6,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -1,12 +1,12 @@
 #include "layer/egl/egl_export.hpp"
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 #include <cstdio>
 #include <map>
 #include <mutex>
 
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/attrib_lists.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_export.hpp"

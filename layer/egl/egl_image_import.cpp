@@ -8,15 +8,15 @@
 #include <drm_fourcc.h>
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/device_check.hpp"
 #include "layer/egl/egl_export.hpp"
 #include "layer/egl/linear_copy.hpp"
 #include "layer/egl/refusal.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf::egl {
 namespace {

@@ -4,7 +4,7 @@
 // imported through a linear copy (linear_copy.hpp), with the caller's consent.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_objects.hpp"
 

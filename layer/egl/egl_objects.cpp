@@ -5,7 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 
 namespace cldmabuf::egl {
 namespace {

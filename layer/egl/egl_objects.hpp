@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/linear_copy.hpp"
 

@@ -1,8 +1,8 @@
-// layer/egl's entry points, one file per concern; layer/dispatch_table.cpp
+// layer/egl's entry points, one file per concern; layer/entry/dispatch_table.cpp
 // puts them in the dispatch table and hands them out by name.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 #include <CL/cl_egl.h>
 #include <CL/cl_gl.h>

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <string>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 
 namespace cldmabuf::egl {

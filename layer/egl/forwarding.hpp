@@ -3,7 +3,7 @@
 // (CLDMABUF_EGL=force takes it over anyway); otherwise the layer serves it.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf::egl {
 

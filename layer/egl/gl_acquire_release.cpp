@@ -5,7 +5,7 @@
 // linear -> GL after the release.
 #include <string>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/egl_export.hpp"
 #include "layer/egl/egl_objects.hpp"
 #include "layer/egl/entry_points.hpp"
@@ -13,8 +13,8 @@
 #include "layer/egl/shared_contexts.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/handoff/acquire_release.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 
 #ifndef CL_COMMAND_ACQUIRE_GL_OBJECTS
 #define CL_COMMAND_ACQUIRE_GL_OBJECTS 0x11FF

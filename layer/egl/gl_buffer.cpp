@@ -1,6 +1,6 @@
 #include "layer/egl/gl_buffer.hpp"
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 #include <cstdint>
 

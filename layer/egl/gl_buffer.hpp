@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/egl/egl_api.hpp"
 
 namespace cldmabuf {

@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/context_request.hpp"
 #include "layer/egl/device_check.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/shared_contexts.hpp"
-#include "layer/log.hpp"
-#include "layer/param_answer.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/param_answer.hpp"
 
 namespace cldmabuf::egl {
 namespace {

@@ -9,13 +9,13 @@
 #include <mutex>
 #include <thread>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/shared_contexts.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 namespace {

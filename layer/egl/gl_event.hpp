@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/egl/egl_api.hpp"
 
 namespace cldmabuf {

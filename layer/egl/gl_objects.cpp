@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/attrib_lists.hpp"
 #include "layer/egl/device_check.hpp"
 #include "layer/egl/egl_api.hpp"
@@ -17,8 +17,8 @@
 #include "layer/egl/gl_buffer.hpp"
 #include "layer/egl/refusal.hpp"
 #include "layer/egl/shared_contexts.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf::egl {
 namespace {

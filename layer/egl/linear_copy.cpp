@@ -11,8 +11,8 @@
 
 #include <drm_fourcc.h>
 
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 namespace {

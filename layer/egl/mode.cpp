@@ -13,14 +13,14 @@
 // Where the ICD has the extension itself the calls go to it unchanged
 // (CLDMABUF_EGL=force takes them over anyway; forwarding.cpp).  See docs/egl.md.
 // Which slots and names egl's entry points (entry_points.hpp) take is
-// written in layer/dispatch_table.cpp with every other override.
+// written in layer/entry/dispatch_table.cpp with every other override.
 #include <cstdlib>
 #include <cstring>
 
 #include "layer/egl/egl.hpp"
 #include "layer/egl/egl_api.hpp"
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "layer/import/buffer.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf::egl {
 

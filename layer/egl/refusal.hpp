@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf::egl {
 

@@ -5,9 +5,9 @@
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/cpu_access.hpp"
-#include "layer/import_state.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -7,13 +7,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/acquire_fences.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/plan.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 

@@ -34,8 +34,8 @@
 
 #include <memory>
 
-#include "layer/cl_compat.h"
-#include "layer/registry.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/registry.hpp"
 #include "layer/sync/dmabuf_bridge.hpp"
 
 namespace cldmabuf {

@@ -25,7 +25,7 @@
 // where each fast way's invariant is written): quiet (the queue known idle,
 // layer/queue/quiet.hpp), unwatched (a copy-route acquire), watched (the
 // marker asked briefly, layer/handoff/marker_watch.hpp), or queued.
-// Everything not fast is a host step (layer/host_step.hpp) over the marker
+// Everything not fast is a host step (layer/core/host_step.hpp) over the marker
 // already enqueued: bounded fence waits on the queue's worker, gate, barrier.
 // The copy route's transfers are layer/handoff/transfers.hpp.
 #include "layer/handoff/acquire_release.hpp"
@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "layer/blit/tiled_shadow.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
-#include "layer/failed_events.hpp"
+#include "layer/core/failed_events.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/failed_acquire_shield.hpp"
@@ -46,15 +46,15 @@
 #include "layer/handoff/release_fences.hpp"
 #include "layer/handoff/staging.hpp"
 #include "layer/handoff/transfers.hpp"
-#include "layer/host_step.hpp"
+#include "layer/core/host_step.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/native.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/queue/identity.hpp"
 #include "layer/queue/quiet.hpp"
-#include "layer/registry.hpp"
-#include "layer/stats.hpp"
+#include "layer/core/registry.hpp"
+#include "layer/base/stats.hpp"
 #include "layer/sync/fence_source.hpp"
 
 namespace cldmabuf {
@@ -202,7 +202,7 @@ void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
 cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
                                                         const cl_mem *mem_objects, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event) {
-    const EpochWord word = read_epoch();  // this command's own begin included (layer/entry_chains.cpp)
+    const EpochWord word = read_epoch();  // this command's own begin included (layer/entry/entry_chains.cpp)
     if (cl_int err; native_external_mem_command(true, queue, num_mem_objects, mem_objects, num_events, wait_list,
                                                 event, &err))
         return err;
@@ -307,7 +307,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
 cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
                                                         const cl_mem *mem_objects, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event) {
-    const EpochWord word = read_epoch();  // this command's own begin included (layer/entry_chains.cpp)
+    const EpochWord word = read_epoch();  // this command's own begin included (layer/entry/entry_chains.cpp)
     if (cl_int err; native_external_mem_command(false, queue, num_mem_objects, mem_objects, num_events, wait_list,
                                                 event, &err))
         return err;

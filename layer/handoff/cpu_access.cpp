@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 

@@ -10,12 +10,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "layer/dispatch.hpp"
-#include "layer/import_state.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
-#include "layer/worker.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
+#include "layer/core/worker.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -1,4 +1,4 @@
-// After an acquire failed in side-table mode (layer/failed_events.hpp), the
+// After an acquire failed in side-table mode (layer/core/failed_events.hpp), the
 // ICD's commands behind it still run: the layer cannot terminate them.  What
 // it can do before the step's gate opens is take the dma-buf away from them:
 // the import's mapping (the pages a zero-copy ICD uses in place, and what a
@@ -23,7 +23,7 @@
 
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

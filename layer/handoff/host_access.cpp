@@ -7,8 +7,8 @@
 // load while no import exists.
 #include "layer/handoff/host_access.hpp"
 
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

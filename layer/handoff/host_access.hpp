@@ -1,9 +1,9 @@
 // The application's host-access flags (CL_MEM_HOST_*) on copy-route buffer
 // imports (layer/handoff/host_access.cpp).  Plain checks: the read, write and map
-// entry functions (layer/entry_chains.cpp) call them before the ICD.
+// entry functions (layer/entry/entry_chains.cpp) call them before the ICD.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

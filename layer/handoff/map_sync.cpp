@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/cpu_access.hpp"
-#include "layer/host_step.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/host_step.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 namespace {

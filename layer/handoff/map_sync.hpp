@@ -1,10 +1,10 @@
 // Map/unmap of zero-copy imports bracketed with DMA_BUF_IOCTL_SYNC
 // (layer/handoff/map_sync.cpp).  Every other object goes straight to the ICD.
-// The table enters the maps through layer/entry_chains.cpp (the host-write
+// The table enters the maps through layer/entry/entry_chains.cpp (the host-write
 // checks run first) and the unmap directly.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 
 namespace cldmabuf {
 namespace {

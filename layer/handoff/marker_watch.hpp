@@ -4,7 +4,7 @@
 // thread — unless the plan knows the answer (layer/handoff/plan.hpp).
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 namespace {

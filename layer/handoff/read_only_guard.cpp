@@ -6,12 +6,12 @@
 // with CL_INVALID_OPERATION and one log line: the dma-buf is read-only for
 // this object.  Copies into such an import and CL_MAP_WRITE maps of it are
 // refused the same way.  The checks run first in every write, fill, copy and
-// map entry (layer/entry_chains.cpp), before the blitter or map sync sees
+// map entry (layer/entry/entry_chains.cpp), before the blitter or map sync sees
 // the call.
 #include "layer/handoff/read_only_guard.hpp"
 
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

@@ -1,10 +1,10 @@
 // Host-enqueued writes into a CL_MEM_READ_ONLY import that the ICD uses in
 // place (layer/handoff/read_only_guard.cpp).  Plain checks: the entry functions
-// of the slots they guard (layer/entry_chains.cpp) call them first, in the
+// of the slots they guard (layer/entry/entry_chains.cpp) call them first, in the
 // order written there.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

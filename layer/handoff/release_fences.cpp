@@ -5,9 +5,9 @@
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/plan.hpp"
-#include "layer/host_step.hpp"
-#include "layer/import_state.hpp"
-#include "layer/log.hpp"
+#include "layer/core/host_step.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 namespace {

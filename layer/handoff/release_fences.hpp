@@ -28,7 +28,7 @@
 #include <memory>
 #include <vector>
 
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 #include "layer/sync/dmabuf_bridge.hpp"
 
 namespace cldmabuf {

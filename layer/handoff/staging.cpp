@@ -16,16 +16,16 @@
 #include <tuple>
 #include <utility>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/parallel_copy.hpp"
 #include "layer/import/buffer.hpp"
-#include "layer/import_state.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
-#include "layer/stats.hpp"
-#include "layer/worker.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
+#include "layer/base/stats.hpp"
+#include "layer/core/worker.hpp"
 
 namespace cldmabuf {
 

@@ -26,8 +26,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "layer/cl_compat.h"
-#include "layer/registry.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

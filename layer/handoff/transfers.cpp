@@ -1,12 +1,12 @@
 #include "layer/handoff/transfers.hpp"
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/handoff/cpu_access.hpp"
-#include "layer/host_step.hpp"
+#include "layer/core/host_step.hpp"
 #include "layer/import/native.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 namespace {

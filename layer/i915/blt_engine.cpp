@@ -12,8 +12,8 @@
 #include "layer/i915/batch_builder.hpp"
 #include "layer/i915/execbuf.hpp"
 #include "layer/i915/gem.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf::i915 {
 namespace {
@@ -153,6 +153,16 @@ int BltEngine::wait_fence(int fence_fd, int timeout_ms) {
     }
     if (info.status < 0) return info.status;
     return info.status == 1 ? 1 : 0;
+}
+
+int BltEngine::cancel_outstanding() {
+    std::lock_guard lock(mu_);  // no batch is submitted to the old context meanwhile
+    return dev_->cancel_context();
+}
+
+int BltEngine::cancel_support() const {
+    std::lock_guard lock(mu_);
+    return dev_->cancel_support();
 }
 
 BltEngine::Stats BltEngine::stats() const {

@@ -69,6 +69,15 @@ public:
     // a GPU hang) or the fd is bad.  timeout_ms < 0 waits forever.
     static int wait_fence(int fence_fd, int timeout_ms);
 
+    // Cancels every batch still outstanding on the engine's GEM context (a
+    // batch that outlasted the fence bound, and any queued with it): their
+    // fences end with -EIO once the kernel has preempted or reset them.  0,
+    // or -ENOTSUP where the kernel keeps the context persistent
+    // (cancel_support()), or the -errno of the fresh context.
+    int cancel_outstanding();
+    // 0 when cancel_outstanding() can work, else why not (-errno).
+    int cancel_support() const;
+
     struct Stats {
         uint64_t submits = 0, blits = 0, bytes = 0;
     };

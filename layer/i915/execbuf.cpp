@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "layer/i915/gem.hpp"
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace cldmabuf::i915 {
 

@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace cldmabuf::i915 {
 namespace {
@@ -54,17 +54,45 @@ void VaAllocator::free(uint64_t addr, uint64_t size) {
     free_by_size_.emplace(size, addr);
 }
 
+int GemDevice::make_context() {
+    drm_i915_gem_context_create cc{};
+    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &cc); r != 0) return r;
+    ctx_ = cc.ctx_id;
+    // Non-persistent, so that a batch outlasting the layer's fence bound can
+    // be cancelled by destroying the context ([uapi] I915_CONTEXT_PARAM_
+    // PERSISTENCE; [K] needs preempt-to-idle and an engine reset, -ENODEV
+    // without them).
+    drm_i915_gem_context_param p{};
+    p.ctx_id = ctx_;
+    p.param = I915_CONTEXT_PARAM_PERSISTENCE;
+    p.value = 0;
+    cancel_support_ = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p);
+    return 0;
+}
+
 int GemDevice::create(const Gen9Info &info, std::unique_ptr<GemDevice> *out) {
     std::unique_ptr<GemDevice> dev(new GemDevice());
     dev->info_ = info;
     dev->fd_ = info.fd;
-    drm_i915_gem_context_create cc{};
-    if (int r = ioctl_errno(dev->fd_, DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &cc); r != 0) {
+    if (int r = dev->make_context(); r != 0) {
         dev->fd_ = -1;  // the caller still owns the fd on failure
         return r;
     }
-    dev->ctx_ = cc.ctx_id;
     *out = std::move(dev);
+    return 0;
+}
+
+int GemDevice::cancel_context() {
+    if (cancel_support_ != 0) return cancel_support_;
+    if (ctx_ == 0) return -ENOTSUP;
+    drm_i915_gem_context_destroy cd{};
+    cd.ctx_id = ctx_;
+    kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
+    ctx_ = 0;
+    if (int r = make_context(); r != 0) {
+        cancel_support_ = r;  // the default context is persistent
+        return r;
+    }
     return 0;
 }
 

@@ -1,9 +1,10 @@
 // Per-device i915 GEM state: the render-node fd, one GEM context, dma-buf
 // imports (refcounted per GEM handle), a softpin address allocator and a
 // pool of reusable batch buffers.  Every kernel call goes through the seam
-// (layer/kernel_ops.hpp).  Not thread-safe: BltEngine serialises access.
+// (layer/base/kernel_ops.hpp).  Not thread-safe: BltEngine serialises access.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,7 +58,8 @@ struct ShadowBuffer {
 
 class GemDevice {
 public:
-    // Takes ownership of info.fd.  Creates the GEM context.  0 or -errno.
+    // Takes ownership of info.fd.  Creates the GEM context, non-persistent
+    // where the kernel allows it (see cancel_context).  0 or -errno.
     static int create(const Gen9Info &info, std::unique_ptr<GemDevice> *out);
     ~GemDevice();
     GemDevice(const GemDevice &) = delete;
@@ -65,6 +67,17 @@ public:
 
     int fd() const { return fd_; }
     uint32_t context() const { return ctx_; }
+    // 0 when the context is non-persistent (I915_CONTEXT_PARAM_PERSISTENCE
+    // = 0): destroying it cancels its batches.  Else the kernel's -errno
+    // (-ENODEV: no preempt-to-idle or engine reset).
+    int cancel_support() const { return cancel_support_; }
+    // Destroys the context, so the kernel cancels every batch still
+    // outstanding on it ([uapi] their fences end with -EIO; one not yet
+    // submitted skips its payload), and makes a fresh one for later batches.
+    // 0; when the context is persistent, why (cancel_support(), or -ENOTSUP
+    // for the default context); or the -errno of making the new one (later
+    // batches then go to the default context).
+    int cancel_context();
     const Gen9Info &info() const { return info_; }
 
     // PRIME_FD_TO_HANDLE + a softpin range.  Importing the same dma-buf again
@@ -98,6 +111,7 @@ public:
 
 private:
     GemDevice() = default;
+    int make_context();
     int new_batch(size_t bytes, BatchBuffer **out);
     bool batch_idle(BatchBuffer *b);
     void destroy_batch(BatchBuffer &b);
@@ -112,6 +126,7 @@ private:
     Gen9Info info_;
     int fd_ = -1;
     uint32_t ctx_ = 0;
+    int cancel_support_ = -ENOTSUP;
     VaAllocator va_;
     std::unordered_map<uint32_t, ImportEntry> imports_;
     std::vector<std::unique_ptr<BatchBuffer>> batches_;

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace cldmabuf::i915 {
 

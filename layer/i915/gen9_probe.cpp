@@ -10,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "layer/kernel_ops.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf::i915 {
 namespace {

@@ -1,13 +1,13 @@
 // Finds a Gen9 i915 render node through the kernel seam, and the node's PCI
 // address (stat the node, resolve /sys/dev/char/MAJ:MIN/device: both through
-// the seam, layer/sysfs_pci.hpp), so that the layer pairs an OpenCL GPU
+// the seam, layer/base/sysfs_pci.hpp), so that the layer pairs an OpenCL GPU
 // device with this node only when it is the same PCI function.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "layer/sysfs_pci.hpp"
+#include "layer/base/sysfs_pci.hpp"
 
 namespace cldmabuf::i915 {
 

@@ -5,16 +5,16 @@
 #include <cstring>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
 #include "layer/import/native.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

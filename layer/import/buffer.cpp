@@ -9,14 +9,15 @@
 #include <vector>
 
 #include "layer/alloc/create.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
+#include "layer/core/import_fds.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/import/native.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 namespace {

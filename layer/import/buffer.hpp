@@ -4,12 +4,12 @@
 // own headers, included below.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/import/devices.hpp"
 #include "layer/import/record.hpp"
 #include "layer/import/refuse.hpp"
 #include "layer/import/route.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "layer/extension_list.hpp"
+#include "layer/core/extension_list.hpp"
 
 namespace cldmabuf {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "layer/cl_compat.h"
-#include "layer/dispatch.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/dispatch.hpp"
 
 namespace cldmabuf {
 

@@ -4,7 +4,7 @@
 // may still hold an import, or a sub-buffer of one, under a handle that now
 // names a plain buffer.  Every entry point that returns a memory object the
 // ICD created passes it through fresh_mem(): the registry retires whatever
-// it held under that handle (ImportRegistry::retire, layer/registry.hpp);
+// it held under that handle (ImportRegistry::retire, layer/core/registry.hpp);
 // the old import's own late callback still tears the old import down, once
 // (layer/import/record.cpp).  The application's clRetainMemObject /
 // clReleaseMemObject keep the registry's count of its references, so an
@@ -15,7 +15,7 @@
 // The allocator's table (layer/alloc/allocated.cpp) is retired the same way:
 // a plain buffer on an old allocation's handle answers no
 // CL_MEM_DMA_BUF_FD_CLDMABUF, exporter or property list of the allocation.
-// Installed in layer/dispatch_table.cpp; the layer's own creation entries
+// Installed in layer/entry/dispatch_table.cpp; the layer's own creation entries
 // (buffer.cpp, image.cpp, arm.cpp, egl's forwarding) call fresh_mem()
 // where they return the ICD's object unchanged.
 #pragma once
@@ -23,8 +23,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "layer/dispatch.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

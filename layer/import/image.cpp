@@ -32,7 +32,7 @@
 #include "layer/blit/exporter_gate.hpp"
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/tiled_shadow.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/fresh_handles.hpp"
@@ -41,7 +41,7 @@
 #include "layer/import/refuse.hpp"
 #include "layer/import/request.hpp"
 #include "layer/import/route.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -3,7 +3,7 @@
 // docs/images.md.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/import/image_checks.hpp"
 
 namespace cldmabuf {

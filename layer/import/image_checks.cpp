@@ -8,7 +8,7 @@
 #include <drm_fourcc.h>
 
 #include "layer/blit/tiled_shadow.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 
 namespace cldmabuf {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/i915/batch_encoder.hpp"
 #include "layer/import/request.hpp"
 

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/request.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
-#include "layer/stats.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
+#include "layer/base/stats.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 namespace {

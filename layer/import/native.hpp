@@ -14,7 +14,7 @@
 // result is in *out and the entry point returns it unchanged.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

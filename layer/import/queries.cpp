@@ -2,10 +2,10 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/alloc/allocated.hpp"
-#include "layer/dispatch.hpp"
-#include "layer/name_filter.hpp"
-#include "layer/param_answer.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/base/name_filter.hpp"
+#include "layer/base/param_answer.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -74,7 +74,7 @@ constexpr NameFilter layer_mem_name(layer_mem_names);
 }  // namespace
 
 // Every name but the seven above (CL_MEM_SIZE, ...) goes straight down: one
-// table byte decides (layer/name_filter.hpp), before any lookup.
+// table byte decides (layer/base/name_filter.hpp), before any lookup.
 cl_int CL_API_CALL import_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
                                           size_t *size_ret) {
     if (layer_mem_name.may_be_ours(name)) return answer_mem_object_info(mem, name, size, value, size_ret);

@@ -4,7 +4,7 @@
 // CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF.  Everything else goes to the ICD.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

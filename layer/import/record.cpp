@@ -6,13 +6,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/exporter.hpp"
+#include "layer/core/import_fds.hpp"
 #include "layer/dmabuf/mapping_cache.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/import_state.hpp"
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 

@@ -1,4 +1,4 @@
-// The registry record of an import (layer/registry.hpp Import), written once
+// The registry record of an import (layer/core/registry.hpp Import), written once
 // for buffers and images: the fields every import has, the mapping, the
 // route, the commit into the registry with its destructor callbacks, the
 // stats, and the teardown when the ICD destroys the object.
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/import/request.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

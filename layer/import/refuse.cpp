@@ -2,8 +2,8 @@
 
 #include <cerrno>
 
-#include "layer/log.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf {
 

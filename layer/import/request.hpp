@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

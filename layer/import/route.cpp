@@ -8,7 +8,7 @@
 #include "layer/import/zero_copy_check.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/route_probe.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 

@@ -1,4 +1,4 @@
-// The one decision of every import: which Route (layer/registry.hpp) the
+// The one decision of every import: which Route (layer/core/registry.hpp) the
 // ICD's object takes to the dma-buf's pages, and why.  Buffers and images,
 // KHR and ARM imports all ask decide_route(); the answer is what
 // CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF reports and what the import's log
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "layer/cl_compat.h"
-#include "layer/registry.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

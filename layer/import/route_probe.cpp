@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/import/devices.hpp"
 #include "layer/import/route.hpp"
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -14,8 +14,8 @@
 // route) for the process: at most twice per device.
 #pragma once
 
-#include "layer/cl_compat.h"
-#include "layer/registry.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

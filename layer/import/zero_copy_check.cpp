@@ -9,13 +9,13 @@
 #include <mutex>
 #include <utility>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/import/buffer.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 namespace {

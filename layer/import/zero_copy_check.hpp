@@ -15,8 +15,8 @@
 // check per (root device, exporter kind) per process, cached.
 #pragma once
 
-#include "layer/cl_compat.h"
-#include "layer/registry.hpp"
+#include "layer/base/cl_compat.h"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

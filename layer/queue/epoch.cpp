@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf {
 

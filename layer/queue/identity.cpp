@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 
 namespace cldmabuf {
 namespace {

@@ -7,10 +7,10 @@
 //
 // Forgotten whenever that handle is released through the layer or handed
 // out again by a create: an ICD may reuse a released queue's handle for a
-// new queue, and the layer sees both (layer/events.cpp).
+// new queue, and the layer sees both (layer/core/events.cpp).
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 

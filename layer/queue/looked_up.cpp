@@ -4,9 +4,9 @@
 #include <mutex>
 #include <utility>
 
-#include "layer/log.hpp"
+#include "layer/base/log.hpp"
 #include "layer/queue/epoch.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 

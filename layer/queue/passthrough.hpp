@@ -1,8 +1,8 @@
 // The clEnqueue* slots the layer has nothing to do in, wrapped only to count
 // the command (layer/queue/epoch.hpp) before it goes down unchanged:
 // kernels, markers, barriers, migrations, image reads, SVM commands; and the
-// read, write, fill and map slots, whose entry chains (layer/entry_chains.cpp)
-// apply only while an import is alive.  layer/dispatch_table.cpp lists which
+// read, write, fill and map slots, whose entry chains (layer/entry/entry_chains.cpp)
+// apply only while an import is alive.  layer/entry/dispatch_table.cpp lists which
 // slots take which.
 //
 // While no import is alive a command is counted as landed at once (the word's
@@ -29,9 +29,9 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/queue/epoch.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 namespace cldmabuf {
 namespace passthrough_detail {

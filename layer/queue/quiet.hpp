@@ -31,7 +31,7 @@
 
 #include <cstdint>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/queue/epoch.hpp"
 
 namespace cldmabuf {
@@ -43,7 +43,7 @@ namespace cldmabuf {
 bool note_quiet_queue(cl_command_queue queue, EpochWord word, uint64_t own_in_flight);
 
 // Whether `queue` is still quiet for a handoff that began its own command
-// (layer/entry_chains.cpp) and read the word afterwards as `word_after_own_begin`:
+// (layer/entry/entry_chains.cpp) and read the word afterwards as `word_after_own_begin`:
 // the record is this queue's, nothing else began or ended since, and no
 // enqueue escapes the count (unseen_enqueues()).
 bool queue_still_quiet(cl_command_queue queue, EpochWord word_after_own_begin);

@@ -5,11 +5,11 @@
 #include <mutex>
 #include <string>
 
-#include "layer/dispatch.hpp"
-#include "layer/extension_list.hpp"
-#include "layer/log.hpp"
-#include "layer/param_answer.hpp"
-#include "layer/settings.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/core/extension_list.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/param_answer.hpp"
+#include "layer/base/settings.hpp"
 #include "layer/sync/fence_source.hpp"
 
 namespace cldmabuf::sync {

@@ -37,7 +37,7 @@ bool semaphore_device_info(cl_device_id device, cl_device_info name, size_t size
                            cl_int *err);
 
 // Whether the layer hands out its semaphore functions (listed in
-// layer/dispatch_table.cpp) for `platform`; nullptr platform:
+// layer/entry/dispatch_table.cpp) for `platform`; nullptr platform:
 // clGetExtensionFunctionAddress, where `icd_answered` says whether the ICD
 // had the name: its own then, unless CLDMABUF_SEMAPHORES=force.
 bool hand_out_semaphore_functions(cl_platform_id platform, bool icd_answered);

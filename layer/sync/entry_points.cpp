@@ -1,6 +1,6 @@
 // The semaphore entry points: argument checks with the spec's errors (one log
 // line each), the state change under semaphore_mutex(), and the waits and
-// signals as host steps (layer/host_step.hpp) on the queue's worker, so a
+// signals as host steps (layer/core/host_step.hpp) on the queue's worker, so a
 // wait is bounded by CLDMABUF_FENCE_TIMEOUT_MS and a failure reaches the ICD
 // as every other layer step's does.  No thread per semaphore.
 #include "layer/sync/entry_points.hpp"
@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "layer/blit/fence_chain.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/host_step.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/param_answer.hpp"
+#include "layer/core/host_step.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/param_answer.hpp"
 #include "layer/sync/availability.hpp"
 #include "layer/sync/properties.hpp"
 #include "layer/sync/semaphore.hpp"

@@ -1,6 +1,6 @@
 // cl_khr_semaphore, cl_khr_external_semaphore, cl_khr_external_semaphore_sync_fd
 // as the layer implements them (entry_points.cpp); handed out by name through
-// layer/sync/availability.cpp, listed in layer/dispatch_table.cpp.
+// layer/sync/availability.cpp, listed in layer/entry/dispatch_table.cpp.
 #pragma once
 
 #include "layer/sync/semaphore_compat.h"

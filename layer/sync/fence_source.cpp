@@ -12,8 +12,8 @@
 #include <string>
 
 #include "layer/dmabuf/explicit_fences.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
 
 namespace cldmabuf::sync {
 namespace {

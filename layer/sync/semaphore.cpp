@@ -3,9 +3,9 @@
 #include <chrono>
 #include <unordered_set>
 
-#include "layer/dispatch.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
 #include "layer/sync/sync_file.hpp"
 
 namespace cldmabuf::sync {

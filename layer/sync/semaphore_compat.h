@@ -4,7 +4,7 @@
 #ifndef CLDMABUF_SYNC_SEMAPHORE_COMPAT_H
 #define CLDMABUF_SYNC_SEMAPHORE_COMPAT_H
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 #ifndef CL_SEMAPHORE_DEVICE_HANDLE_LIST_KHR
 #define CL_SEMAPHORE_DEVICE_HANDLE_LIST_KHR 0x2053

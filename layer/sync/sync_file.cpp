@@ -3,9 +3,9 @@
 #include <linux/sync_file.h>
 #include <poll.h>
 
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/cl_compat.h"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf::sync {
 

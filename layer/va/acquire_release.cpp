@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/entry_chains.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/handoff/acquire_release.hpp"
+#include "layer/queue/epoch.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 #include "layer/va/entry_points.hpp"
 #include "layer/va/forwarding.hpp"
 #include "layer/va/libva.hpp"
@@ -100,13 +101,14 @@ cl_int handoff(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint nu
     }
     cl_int err = Acquire && !shared.user_sync ? sync_surfaces(images, what) : CL_SUCCESS;
     cl_event ev = nullptr;
+    CountedCommand counted;  // a command of the queue (layer/queue/epoch.hpp), as the KHR entry counts it
     if (err == CL_SUCCESS) {
         if (n == 0)  // nothing to hand over: the command is a marker
-            err = ours().clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event ? &ev : nullptr);
+            err = next().clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event ? &ev : nullptr);
         else if (Acquire)
-            err = chain::acquire_external_mem_objects(queue, n, mems, num_events, wait_list, event ? &ev : nullptr);
+            err = enqueue_acquire_external_mem_objects(queue, n, mems, num_events, wait_list, event ? &ev : nullptr);
         else
-            err = chain::release_external_mem_objects(queue, n, mems, num_events, wait_list, event ? &ev : nullptr);
+            err = enqueue_release_external_mem_objects(queue, n, mems, num_events, wait_list, event ? &ev : nullptr);
     }
     if (err != CL_SUCCESS) {
         flip_acquired(images, !Acquire);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "layer/dispatch.hpp"
-#include "layer/log.hpp"
-#include "layer/param_answer.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/param_answer.hpp"
 #include "layer/va/entry_points.hpp"
 #include "layer/va/forwarding.hpp"
 #include "layer/va/libva.hpp"

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "layer/blit/device_pairing.hpp"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/exporter.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/sysfs_pci.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/sysfs_pci.hpp"
 #include "layer/va/entry_points.hpp"
 #include "layer/va/forwarding.hpp"
 #include "layer/va/libva.hpp"

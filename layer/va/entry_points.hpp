@@ -4,7 +4,7 @@
 // forwarded to it untouched (layer/va/forwarding.hpp).
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/va/va_abi.hpp"
 
 namespace cldmabuf::va {

@@ -4,8 +4,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "layer/dispatch.hpp"
-#include "layer/extension_list.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/core/extension_list.hpp"
 
 namespace cldmabuf::va {
 

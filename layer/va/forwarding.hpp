@@ -2,7 +2,7 @@
 // the layer stays out of the way: its entry points forward to the ICD's.
 #pragma once
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf::va {
 

@@ -4,8 +4,8 @@
 
 #include <mutex>
 
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf::va {
 namespace {

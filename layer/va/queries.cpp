@@ -3,8 +3,8 @@
 // layer's copy of the id, valid while the object lives) and
 // CL_IMAGE_VA_API_PLANE_INTEL (the plane).  Every other name is the
 // import's (layer/import/queries.cpp) or the ICD's.
-#include "layer/dispatch.hpp"
-#include "layer/param_answer.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/base/param_answer.hpp"
 #include "layer/va/entry_points.hpp"
 #include "layer/va/shared_objects.hpp"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 #include "layer/va/va_abi.hpp"
 
 namespace cldmabuf::va {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace cldmabuf::va {
 namespace {

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/import/refuse.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/registry.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
 #include "layer/va/entry_points.hpp"
 #include "layer/va/forwarding.hpp"
 #include "layer/va/shared_objects.hpp"

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace cldmabuf::va {
 

@@ -148,7 +148,7 @@ struct Outcome {
 
 // Whether the layer hands a failed step's error to the ICD here (propagate)
 // or keeps it in its side table and detaches the dma-buf instead, as
-// decide_failure_mode() (layer/failed_events.cpp) decides per ICD.
+// decide_failure_mode() (layer/core/failed_events.cpp) decides per ICD.
 bool layer_propagates(const ClEnv &env) {
     if (env_is("CLDMABUF_FAILED_EVENTS", "propagate")) return true;
     if (env_is("CLDMABUF_FAILED_EVENTS", "sidetable")) return false;

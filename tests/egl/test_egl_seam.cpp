@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_export.hpp"
 #include "layer/egl/egl_objects.hpp"
 #include "layer/egl/refusal.hpp"
-#include "layer/stats.hpp"
+#include "layer/base/stats.hpp"
 #include "../unit/fake_kernel.hpp"
 
 using namespace cldmabuf;

@@ -3,7 +3,7 @@
 //
 // Why a preload and not the in-process fake KernelOps: the layer is dlopen'ed
 // by the ICD loader, so a fake seam reaches unit tests only.  The seam's libc
-// implementation (layer/kernel_ops.cpp) calls exactly the functions wrapped
+// implementation (layer/base/kernel_ops.cpp) calls exactly the functions wrapped
 // here, so failing them at the libc boundary fails the seam on every path
 // without a layer change.  Calls from anything else (the ICD, the loader, the
 // test, the virtual Gen9) pass through untouched: the caller's address is

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 
 namespace testicd_test {
 

@@ -13,7 +13,7 @@
 #include <CL/cl_ext.h>
 #include <CL/cl_icd.h>
 
-// Debian 12's headers predate these names (layer/cl_compat.h says more).
+// Debian 12's headers predate these names (layer/base/cl_compat.h says more).
 #ifndef CL_MEM_DEVICE_HANDLE_LIST_KHR
 #define CL_MEM_DEVICE_HANDLE_LIST_KHR 0x2051
 #define CL_MEM_DEVICE_HANDLE_LIST_END_KHR 0

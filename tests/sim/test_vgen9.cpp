@@ -195,10 +195,12 @@ struct Blit {
         eb.flags = I915_EXEC_BLT | I915_EXEC_NO_RELOC | flags;
         return eb;
     }
+    uint32_t ctx = 0;  // GEM context the batches go to (0: the default)
     int exec(uint64_t flags = 0, int *out_fence = nullptr, int in_fence = -1) {
         drm_i915_gem_exec_object2 o[3];
         objects(o);
         auto eb = eb_for(o, 3, flags);
+        eb.rsvd1 = ctx;
         if (in_fence >= 0) eb.rsvd2 = (uint32_t)in_fence;
         unsigned long req = (flags & I915_EXEC_FENCE_OUT) ? DRM_IOCTL_I915_GEM_EXECBUFFER2_WR
                                                           : DRM_IOCTL_I915_GEM_EXECBUFFER2;
@@ -972,6 +974,139 @@ TEST_CASE("reset unblocks a batch waiting (FENCE_IN) on a never-signalled fence"
     CHECK(!b.dst_matches());
     close(f1);
     close(f2);
+}
+
+namespace {
+uint32_t context_create(int fd) {
+    drm_i915_gem_context_create cc{};
+    REQUIRE(xioctl(fd, DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &cc) == 0);
+    return cc.ctx_id;
+}
+int context_persistence(int fd, uint32_t ctx, uint64_t value, uint32_t size = 0) {
+    drm_i915_gem_context_param p{};
+    p.ctx_id = ctx;
+    p.param = I915_CONTEXT_PARAM_PERSISTENCE;
+    p.size = size;
+    p.value = value;
+    return xioctl(fd, DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p);
+}
+int context_destroy(int fd, uint32_t ctx) {
+    drm_i915_gem_context_destroy cd{};
+    cd.ctx_id = ctx;
+    return xioctl(fd, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
+}
+uint64_t cancelled_batches() {
+    struct vgen9_stats st;
+    vgen9_stats(&st);
+    return st.batches_cancelled;
+}
+}  // namespace
+
+TEST_CASE("context persistence: setparam and getparam answer as i915's do", "[context]") {
+    Fresh fresh;
+    Dev d;
+    const uint32_t ctx = context_create(d.fd);
+    drm_i915_gem_context_param p{};
+    p.ctx_id = ctx;
+    p.param = I915_CONTEXT_PARAM_PERSISTENCE;
+    REQUIRE(xioctl(d.fd, DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM, &p) == 0);
+    CHECK(p.value == 1);  // new contexts persist
+    CHECK(context_persistence(d.fd, ctx, 0, 8) == -EINVAL);
+    CHECK(context_persistence(d.fd, 0, 0) == -ENOENT);
+    CHECK(context_persistence(d.fd, ctx + 100, 0) == -ENOENT);
+    p.param = I915_CONTEXT_PARAM_PRIORITY;
+    CHECK(xioctl(d.fd, DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p) == -EINVAL);
+    vgen9_set_no_preemption(1);
+    CHECK(context_persistence(d.fd, ctx, 0) == -ENODEV);
+    vgen9_set_no_preemption(0);
+    CHECK(context_persistence(d.fd, ctx, 0) == 0);
+    p.param = I915_CONTEXT_PARAM_PERSISTENCE;
+    REQUIRE(xioctl(d.fd, DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM, &p) == 0);
+    CHECK(p.value == 0);
+    CHECK(context_destroy(d.fd, ctx) == 0);
+    CHECK(context_persistence(d.fd, ctx, 0) == -ENOENT);
+}
+
+TEST_CASE("destroying a non-persistent context cancels its batches; a persistent one's run on",
+          "[context]") {
+    Fresh fresh;
+    Dev d;
+    Blit b(d.fd);
+    b.fill(51);
+    vgen9_set_delay_ms(300);
+    SECTION("non-persistent: the delayed batch ends with -EIO and writes nothing") {
+        b.ctx = context_create(d.fd);
+        REQUIRE(context_persistence(d.fd, b.ctx, 0) == 0);
+        int fence = -1;
+        REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &fence) == 0);
+        CHECK(sync_status(fence) == 0);
+        REQUIRE(context_destroy(d.fd, b.ctx) == 0);
+        CHECK(poll1(fence, POLLIN, 100) == POLLIN);  // at once, not after the delay
+        CHECK(sync_status(fence) == -EIO);
+        CHECK(cancelled_batches() == 1);
+        vgen9_set_delay_ms(0);
+        REQUIRE(wait_forever(d.fd, b.dst) == 0);
+        CHECK(!b.dst_matches());
+        close(fence);
+    }
+    SECTION("persistent: the batch outlives its context and runs") {
+        b.ctx = context_create(d.fd);
+        int fence = -1;
+        REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &fence) == 0);
+        REQUIRE(context_destroy(d.fd, b.ctx) == 0);
+        CHECK(poll1(fence, POLLIN, 2000) == POLLIN);
+        CHECK(sync_status(fence) == 1);
+        CHECK(b.dst_matches());
+        CHECK(cancelled_batches() == 0);
+        close(fence);
+    }
+    SECTION("non-persistent: a never-signalling batch stays pending, unwritten; another context's batch runs") {
+        vgen9_set_delay_ms(0);
+        Blit other(d.fd);
+        other.fill(52);
+        b.ctx = context_create(d.fd);
+        REQUIRE(context_persistence(d.fd, b.ctx, 0) == 0);
+        vgen9_never_signal_next(1);
+        int fence = -1, other_fence = -1;
+        REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &fence) == 0);
+        REQUIRE(other.exec(I915_EXEC_FENCE_OUT, &other_fence) == 0);
+        CHECK(poll1(other_fence, POLLIN, 2000) == POLLIN);
+        CHECK(sync_status(fence) == 0);
+        REQUIRE(context_destroy(d.fd, b.ctx) == 0);
+        CHECK(poll1(fence, POLLIN, 100) == 0);  // as a request whose in-fence never ends
+        CHECK(sync_status(other_fence) == 1);
+        CHECK(other.dst_matches());
+        vgen9_reset();
+        CHECK(sync_status(fence) == -EIO);
+        CHECK(!b.dst_matches());
+        close(fence);
+        close(other_fence);
+    }
+}
+
+TEST_CASE("a cancelled batch waiting for its FENCE_IN ends only when that fence does, unwritten",
+          "[context]") {
+    Fresh fresh;
+    Dev d;
+    Blit gate(d.fd), b(d.fd);
+    gate.fill(53);
+    b.fill(54);
+    vgen9_set_delay_ms(300);
+    int gate_fence = -1, fence = -1;
+    REQUIRE(gate.exec(I915_EXEC_FENCE_OUT, &gate_fence) == 0);
+    b.ctx = context_create(d.fd);
+    REQUIRE(context_persistence(d.fd, b.ctx, 0) == 0);
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT | I915_EXEC_FENCE_IN, &fence, gate_fence) == 0);
+    REQUIRE(context_destroy(d.fd, b.ctx) == 0);
+    CHECK(poll1(fence, POLLIN, 100) == 0);  // i915 submits it (skipped) once its in-fence ends
+    CHECK(poll1(fence, POLLIN, 3000) == POLLIN);
+    CHECK(sync_status(gate_fence) == 1);
+    CHECK(sync_status(fence) == -EIO);  // the in-fence succeeded: the ban skipped it
+    CHECK(gate.dst_matches());
+    CHECK(!b.dst_matches());
+    CHECK(cancelled_batches() == 1);
+    close(gate_fence);
+    close(fence);
 }
 
 TEST_CASE("close_range forgets the sim's fds (no stale fd -> object entries)", "[prime]") {

@@ -13,6 +13,7 @@
  *   CLDMABUF_SIM_MANUAL=1            batches complete only on vgen9_tick()
  *   CLDMABUF_SIM_HANG_NEXT=<n>       next n batches hang (fence error -EIO)
  *   CLDMABUF_SIM_NEVER_SIGNAL_NEXT=<n> next n batch fences never signal
+ *   CLDMABUF_SIM_NO_PREEMPTION=1     I915_CONTEXT_PARAM_PERSISTENCE = 0 refused (-ENODEV)
  *   CLDMABUF_SIM_FAIL_IOCTL=<req>:<nth>:<errno>[,...]  e.g. 0xc0406469:1:EIO
  *   CLDMABUF_SIM_PCI_SLOT=dddd:bb:dd.f  the node's PCI function in the fake
  *                                    sysfs (default 0000:00:02.0)
@@ -41,6 +42,7 @@ struct vgen9_stats {
     uint64_t batches_hung;      /* fences completed with -EIO */
     uint64_t batches_rejected;  /* execbuffers refused with an errno */
     uint64_t batches_queued;    /* accepted but not yet completed */
+    uint64_t batches_cancelled; /* ended with -EIO by their non-persistent context's destruction */
 };
 
 /* Path of the fake node, e.g. "/dev/dri/renderD128". */
@@ -73,6 +75,10 @@ void vgen9_stats(struct vgen9_stats *out);
  * (default "i915", as i915_gem_prime_export; NULL restores it): tests play
  * another exporter ("system", "udmabuf") with it.  Reset by vgen9_reset(). */
 void vgen9_set_export_name(const char *name);
+/* on != 0: the node has no preempt-to-idle / engine reset, so
+ * I915_CONTEXT_PARAM_PERSISTENCE = 0 is refused with -ENODEV (also
+ * CLDMABUF_SIM_NO_PREEMPTION=1).  Reset by vgen9_reset(). */
+void vgen9_set_no_preemption(int on);
 /* Toggle event logging at run time. */
 void vgen9_set_log(int on);
 

@@ -76,6 +76,12 @@ __attribute__((visibility("default"))) void vgen9_set_export_name(const char *na
     g_export_name = name && *name ? name : "i915";
 }
 
+__attribute__((visibility("default"))) void vgen9_set_no_preemption(int on) {
+    State &s = S();
+    std::lock_guard<std::mutex> l(s.mu);
+    s.cfg.no_preemption = on != 0;
+}
+
 __attribute__((visibility("default"))) void vgen9_reset(void) {
     State &s = S();
     {
@@ -93,12 +99,12 @@ __attribute__((visibility("default"))) void vgen9_reset(void) {
     // Drain, completing never-signalled fences with -EIO as a GPU reset
     // would (a queued batch may wait on one through FENCE_IN).
     for (;;) {
-        std::vector<FenceP> nev;
+        std::vector<NeverFence> nev;
         {
             std::lock_guard<std::mutex> l(s.mu);
             nev.swap(s.never_fences);
         }
-        for (auto &f : nev) f->signal(-EIO);
+        for (auto &f : nev) f.fence->signal(-EIO);
         std::unique_lock<std::mutex> q(s.qmu);
         if (s.queue.empty() && !s.executing) break;
         s.donecv.wait_for(q, std::chrono::milliseconds(5));
@@ -112,7 +118,7 @@ __attribute__((visibility("default"))) void vgen9_reset(void) {
         s.credits = 0;
         s.qcv.notify_all();
     }
-    g_stats.submitted = g_stats.executed = g_stats.hung = g_stats.rejected = 0;
+    g_stats.submitted = g_stats.executed = g_stats.hung = g_stats.rejected = g_stats.cancelled = 0;
     g_log = s.env_cfg.log;
 }
 
@@ -131,6 +137,7 @@ __attribute__((visibility("default"))) void vgen9_stats(struct vgen9_stats *out)
     out->batches_hung = g_stats.hung;
     out->batches_rejected = g_stats.rejected;
     out->batches_queued = g_stats.queued;
+    out->batches_cancelled = g_stats.cancelled;
 }
 
 __attribute__((visibility("default"))) void vgen9_set_log(int on) { g_log = on != 0; }

@@ -70,7 +70,12 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
     } guard{in_fd};
     // Context ([K] i915_gem_context_lookup -> -ENOENT).
     uint32_t ctx = (uint32_t)eb->rsvd1;
-    if (ctx != 0 && !file.contexts.count(ctx)) return reject("unknown context id", -ENOENT);
+    GemContextP gem_ctx;
+    if (ctx != 0) {
+        auto it = file.contexts.find(ctx);
+        if (it == file.contexts.end()) return reject("unknown context id", -ENOENT);
+        gem_ctx = it->second;
+    }
     // Engine.  Only the blitter ring is modelled.
     unsigned ring = eb->flags & I915_EXEC_RING_MASK;
     if (ring != I915_EXEC_BLT)
@@ -175,6 +180,7 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
     job.bindings = std::move(binds);
     job.in_fence = in_fence;
     job.in_fence_fd = in_fd;
+    job.ctx = gem_ctx;
     in_fd = -1;
     if (s.cfg.hang_next) {
         --s.cfg.hang_next;

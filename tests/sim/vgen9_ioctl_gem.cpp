@@ -229,7 +229,7 @@ int ioctl_gem_wait(IoctlCall &c) {
 int ioctl_context_create(IoctlCall &c) {
     auto *cc = static_cast<drm_i915_gem_context_create *>(c.arg);
     cc->ctx_id = c.file->next_ctx++;
-    c.file->contexts[cc->ctx_id] = true;
+    c.file->contexts[cc->ctx_id] = std::make_shared<GemContext>();
     return 0;
 }
 
@@ -243,14 +243,54 @@ int ioctl_context_create_ext(IoctlCall &c) {
         return -EINVAL;
     }
     cc->ctx_id = c.file->next_ctx++;
-    c.file->contexts[cc->ctx_id] = true;
+    c.file->contexts[cc->ctx_id] = std::make_shared<GemContext>();
     return 0;
 }
 
 int ioctl_context_destroy(IoctlCall &c) {
     auto *cd = static_cast<drm_i915_gem_context_destroy *>(c.arg);
     if (cd->pad) return -EINVAL;
-    if (!cd->ctx_id || !c.file->contexts.erase(cd->ctx_id)) return -ENOENT;
+    auto it = cd->ctx_id ? c.file->contexts.find(cd->ctx_id) : c.file->contexts.end();
+    if (it == c.file->contexts.end()) return -ENOENT;
+    GemContextP ctx = std::move(it->second);
+    c.file->contexts.erase(it);
+    // [K] context_close: a non-persistent context's requests are cancelled.
+    if (!ctx->persistent) {
+        c.l.unlock();  // the ring's locks come after the device's
+        cancel_context(c.s, ctx);
+        c.l.lock();
+    }
+    return 0;
+}
+
+// [K] ctx_setparam / i915_gem_context_getparam_ioctl: only
+// I915_CONTEXT_PARAM_PERSISTENCE is modelled (size must be 0).
+int ioctl_context_setparam(IoctlCall &c) {
+    auto *p = static_cast<drm_i915_gem_context_param *>(c.arg);
+    auto it = c.file->contexts.find(p->ctx_id);
+    if (p->ctx_id == 0 || it == c.file->contexts.end()) return -ENOENT;
+    if (p->param != I915_CONTEXT_PARAM_PERSISTENCE) {
+        log_event("context setparam 0x%llx not modelled", (unsigned long long)p->param);
+        return -EINVAL;
+    }
+    if (p->size) return -EINVAL;
+    // [K] __context_set_persistence: cancelling needs preempt-to-idle and
+    // an engine reset.
+    if (!p->value && c.s.cfg.no_preemption) return -ENODEV;
+    it->second->persistent = p->value != 0;
+    return 0;
+}
+
+int ioctl_context_getparam(IoctlCall &c) {
+    auto *p = static_cast<drm_i915_gem_context_param *>(c.arg);
+    auto it = c.file->contexts.find(p->ctx_id);
+    if (p->ctx_id == 0 || it == c.file->contexts.end()) return -ENOENT;
+    if (p->param != I915_CONTEXT_PARAM_PERSISTENCE) {
+        log_event("context getparam 0x%llx not modelled", (unsigned long long)p->param);
+        return -EINVAL;
+    }
+    p->size = 0;
+    p->value = it->second->persistent;
     return 0;
 }
 

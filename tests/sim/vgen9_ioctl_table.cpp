@@ -28,6 +28,8 @@ constexpr IoctlEntry kRenderNode[] = {
         VGEN9_IOCTL(DRM_IOCTL_I915_GEM_CONTEXT_CREATE, ioctl_context_create),
         VGEN9_IOCTL(DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT, ioctl_context_create_ext),
         VGEN9_IOCTL(DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, ioctl_context_destroy),
+        VGEN9_IOCTL(DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, ioctl_context_setparam),
+        VGEN9_IOCTL(DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM, ioctl_context_getparam),
         VGEN9_IOCTL(DRM_IOCTL_PRIME_HANDLE_TO_FD, ioctl_prime_handle_to_fd),
         VGEN9_IOCTL(DRM_IOCTL_PRIME_FD_TO_HANDLE, ioctl_prime_fd_to_handle),
         VGEN9_IOCTL(DRM_IOCTL_I915_GEM_EXECBUFFER2, ioctl_execbuffer2),

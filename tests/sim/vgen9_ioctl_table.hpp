@@ -60,6 +60,8 @@ int ioctl_gem_wait(IoctlCall &c);
 int ioctl_context_create(IoctlCall &c);
 int ioctl_context_create_ext(IoctlCall &c);
 int ioctl_context_destroy(IoctlCall &c);
+int ioctl_context_setparam(IoctlCall &c);
+int ioctl_context_getparam(IoctlCall &c);
 int ioctl_execbuffer2(IoctlCall &c);
 int ioctl_execbuffer2_wr(IoctlCall &c);
 

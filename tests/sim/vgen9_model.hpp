@@ -109,7 +109,7 @@ int do_wait_fences(const std::vector<FenceP> &fs, const Clock::time_point *deadl
 // ---------------------------------------------------------------- objects
 struct Stats {
     std::atomic<uint64_t> objects{0}, memfds{0}, mappings{0}, submitted{0}, executed{0}, hung{0},
-            rejected{0}, queued{0};
+            rejected{0}, queued{0}, cancelled{0};
     // DMA_BUF_IOCTL_SYNC calls accepted on the sim's own dma-bufs (START, END).
     std::atomic<uint64_t> sync_starts{0}, sync_ends{0};
 };
@@ -160,11 +160,23 @@ struct Object {
 };
 using ObjectP = std::shared_ptr<Object>;
 
+// A GEM context ([K] i915_gem_context).  Persistent by default; a context
+// made non-persistent (I915_CONTEXT_PARAM_PERSISTENCE = 0) is banned when it
+// is destroyed: its queued batches are cancelled and their fences end with
+// -EIO, and one still waiting for its in-fences (or never signalling) skips
+// its payload once they end (kill_context, __i915_request_submit on a
+// banned context).
+struct GemContext {
+    bool persistent = true;
+    std::atomic<bool> banned{false};
+};
+using GemContextP = std::shared_ptr<GemContext>;
+
 // One drm_file: what an open() of the node creates; dup()s share it.
 struct File {
     std::map<uint32_t, ObjectP> handles;
     uint32_t next_handle = 1;
-    std::map<uint32_t, bool> contexts;  // id -> exists (0 = default, implicit)
+    std::map<uint32_t, GemContextP> contexts;  // id -> context (0 = default, implicit)
     uint32_t next_ctx = 1;
     uint64_t next_gpu = 0x100000;  // placement cursor for unpinned objects
     uint32_t handle_of(const ObjectP &o) {
@@ -191,7 +203,15 @@ struct Job {
     int in_fence_fd = -1;  // FENCE_IN from a real sync_file (dup)
     std::vector<std::pair<ObjectP, short>> foreign_waits;  // implicit sync on real dma-bufs
     bool hang = false, never = false;
+    GemContextP ctx;  // null: the file's default context (persistent)
     Clock::time_point ready_at;
+};
+
+// A batch whose fence never signals by itself (injected); a GPU reset or
+// its context's cancellation ends it with -EIO.
+struct NeverFence {
+    FenceP fence;
+    GemContextP ctx;
 };
 
 // ------------------------------------------------------------ configuration
@@ -206,6 +226,9 @@ struct Config {
     unsigned delay_ms = 0;
     bool manual = false;
     unsigned hang_next = 0, never_next = 0;
+    // No preempt-to-idle / engine reset: I915_CONTEXT_PARAM_PERSISTENCE = 0
+    // is refused with -ENODEV, as on a kernel without them.
+    bool no_preemption = false;
     std::vector<FailRule> fails;
 };
 
@@ -238,7 +261,7 @@ struct State {
     uint64_t next_mmap = kMmapBase;
     Config env_cfg, cfg;
     std::atomic<bool> any_foreign{false};
-    std::vector<FenceP> never_fences;
+    std::vector<NeverFence> never_fences;
 
     // worker
     std::mutex qmu;
@@ -269,6 +292,10 @@ ObjectP foreign_by_fd(State &s, int fd);
 extern std::string g_export_name;
 
 // ---- the BCS worker (vgen9_worker.cpp) ----
+// Bans `ctx` and cancels its batches on the ring: queued ones end with -EIO
+// now; one waiting for its in-fences skips its payload when they end, a
+// never-signalling one when vgen9_reset() ends it ([K] kill_context).
+void cancel_context(State &s, const GemContextP &ctx);
 void ensure_worker(State &s);
 
 // ---- execbuffer2 (vgen9_execbuffer.cpp); caller holds s.mu ----

@@ -26,6 +26,8 @@ State &S() {
         if ((e = getenv("CLDMABUF_SIM_LOG")) && *e && *e != '0') st->env_cfg.log = true;
         if ((e = getenv("CLDMABUF_SIM_DELAY_MS"))) st->env_cfg.delay_ms = (unsigned)atoi(e);
         if ((e = getenv("CLDMABUF_SIM_MANUAL")) && *e && *e != '0') st->env_cfg.manual = true;
+        if ((e = getenv("CLDMABUF_SIM_NO_PREEMPTION")) && *e && *e != '0')
+            st->env_cfg.no_preemption = true;
         if ((e = getenv("CLDMABUF_SIM_HANG_NEXT"))) st->env_cfg.hang_next = (unsigned)atoi(e);
         if ((e = getenv("CLDMABUF_SIM_NEVER_SIGNAL_NEXT")))
             st->env_cfg.never_next = (unsigned)atoi(e);

@@ -67,11 +67,20 @@ void run_job(State &s, Job &j) {
         return;
     }
     for (auto &[o, ev] : j.foreign_waits) wait_foreign(o->foreign_fd, ev);
+    if (j.ctx && j.ctx->banned) {
+        // Its context was cancelled while the batch waited: the request is
+        // submitted with its payload skipped ([K] __i915_request_submit).
+        log_event("batch seqno %llu: context cancelled, batch skipped (-EIO)",
+                  (unsigned long long)j.fence->seqno);
+        ++g_stats.cancelled;
+        j.fence->signal(-EIO);
+        return;
+    }
     if (j.never) {
         log_event("batch seqno %llu: fence will never signal (injected)",
                   (unsigned long long)j.fence->seqno);
         std::lock_guard<std::mutex> l(s.mu);
-        s.never_fences.push_back(j.fence);
+        s.never_fences.push_back({j.fence, j.ctx});
         return;
     }
     if (j.hang) {
@@ -128,6 +137,38 @@ void worker_main() {
 }
 
 }  // namespace
+
+void cancel_context(State &s, const GemContextP &ctx) {
+    // A never-signalling batch is one the ring never got to (as if it waited
+    // for an in-fence that never ends): banned, it stays pending until
+    // vgen9_reset(), as i915 submits a cancelled request only once its
+    // in-fences end.
+    ctx->banned = true;
+    std::vector<Job> dropped;
+    {
+        std::lock_guard<std::mutex> l(s.qmu);
+        for (auto it = s.queue.begin(); it != s.queue.end();) {
+            // One that waits for an in-fence stays: i915 submits it (payload
+            // skipped) only once that fence ends.
+            if (it->ctx == ctx && !it->in_fence && it->in_fence_fd < 0) {
+                dropped.push_back(std::move(*it));
+                it = s.queue.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (auto &j : dropped) {
+        log_event("batch seqno %llu: context cancelled before it ran (-EIO)",
+                  (unsigned long long)j.fence->seqno);
+        ++g_stats.cancelled;
+        --g_stats.queued;
+        j.fence->signal(-EIO);
+    }
+    std::lock_guard<std::mutex> l(s.qmu);
+    s.donecv.notify_all();
+    s.qcv.notify_all();
+}
 
 void ensure_worker(State &s) {
     std::lock_guard<std::mutex> l(s.qmu);

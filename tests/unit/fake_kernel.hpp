@@ -6,7 +6,7 @@
 #include <functional>
 #include <map>
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace unit {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "layer/log.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 
 namespace unit {
 

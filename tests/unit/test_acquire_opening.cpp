@@ -11,7 +11,7 @@
 #include "fake_kernel.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/acquire_opening.hpp"
-#include "layer/import_state.hpp"
+#include "layer/core/import_state.hpp"
 #include "layer/sync/dmabuf_bridge.hpp"
 
 using namespace cldmabuf;

@@ -8,7 +8,7 @@
 
 #include "layer/queue/looked_up.hpp"
 #include "layer/queue/epoch.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 using namespace cldmabuf;
 

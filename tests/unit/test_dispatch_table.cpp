@@ -1,9 +1,9 @@
-// The layer's one dispatch table (layer/dispatch_table.cpp) over fake target
+// The layer's one dispatch table (layer/entry/dispatch_table.cpp) over fake target
 // tables: exactly which slots the layer replaces (the list below: adding or
 // dropping a slot there fails here until this list says so too), that a
 // slot the target leaves NULL stays NULL unless the layer provides it on
 // purpose, that every extension function name resolves, and that the slots
-// several features check (layer/entry_chains.cpp) refuse before the target
+// several features check (layer/entry/entry_chains.cpp) refuse before the target
 // is called and call it exactly once otherwise.
 #include <catch2/catch_test_macros.hpp>
 
@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/queue/looked_up.hpp"
 #include "layer/queue/epoch.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/registry.hpp"
 
 using namespace cldmabuf;
 
@@ -46,7 +46,7 @@ const std::vector<Slot> wrapped = {
     SLOT(clEnqueueCopyBuffer), SLOT(clEnqueueCopyBufferRect), SLOT(clEnqueueCopyImage),
     SLOT(clEnqueueCopyImageToBuffer), SLOT(clEnqueueCopyBufferToImage),
     SLOT(clEnqueueMapBuffer), SLOT(clEnqueueMapImage), SLOT(clEnqueueUnmapMemObject),
-    // stale handles (layer/import/fresh_handles.hpp, layer/events.cpp)
+    // stale handles (layer/import/fresh_handles.hpp, layer/core/events.cpp)
     SLOT(clCreateBuffer), SLOT(clCreateImage), SLOT(clCreateImage2D), SLOT(clCreateImage3D), SLOT(clCreatePipe),
     SLOT(clRetainMemObject), SLOT(clReleaseMemObject), SLOT(clRetainEvent), SLOT(clCreateUserEvent),
     // VA-API sharing's contexts ahead of egl's (layer/entry_chains_interop.cpp)
@@ -71,7 +71,7 @@ const std::vector<Slot> fresh_unless_egl = {
     SLOT(clCreateFromGLBuffer), SLOT(clCreateFromGLTexture), SLOT(clCreateFromGLTexture2D),
     SLOT(clCreateFromGLTexture3D), SLOT(clCreateFromGLRenderbuffer), SLOT(clCreateFromEGLImageKHR),
 };
-// Set even where the target has none: mapped down for a pre-3.0 / pre-2.0 ICD (layer/icd_slots.hpp).
+// Set even where the target has none: mapped down for a pre-3.0 / pre-2.0 ICD (layer/core/icd_slots.hpp).
 const std::vector<Slot> provided = {
     SLOT(clCreateBufferWithProperties), SLOT(clCreateImageWithProperties), SLOT(clCreateCommandQueueWithProperties),
 };
@@ -338,7 +338,7 @@ TEST_CASE("enqueue epoch: with an import alive a counted slot is in flight until
     imports().remove(handle(40));
 }
 
-// ---- the slots several features check (layer/entry_chains.cpp) ---------------------------
+// ---- the slots several features check (layer/entry/entry_chains.cpp) ---------------------------
 
 namespace {
 

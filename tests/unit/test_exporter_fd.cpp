@@ -16,6 +16,7 @@
 #include "fake_kernel.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
+#include "layer/core/import_fds.hpp"
 #include "layer/blit/exporter_gate.hpp"
 
 using namespace cldmabuf;

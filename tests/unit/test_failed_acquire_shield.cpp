@@ -9,8 +9,8 @@
 
 #include "fake_kernel.hpp"
 #include "layer/handoff/failed_acquire_shield.hpp"
-#include "layer/import_state.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/core/registry.hpp"
 
 using namespace cldmabuf;
 

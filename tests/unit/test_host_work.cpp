@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "fake_kernel.hpp"
-#include "layer/failed_events.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/log.hpp"
-#include "layer/step_times.hpp"
-#include "layer/worker.hpp"
+#include "layer/core/failed_events.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/step_times.hpp"
+#include "layer/core/worker.hpp"
 
 using namespace cldmabuf;
 

@@ -52,8 +52,8 @@ TEST_CASE("explicit fences: no fence source, no release fence and nothing import
 
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/acquire_fences.hpp"
-#include "layer/import_state.hpp"
-#include "layer/registry.hpp"
+#include "layer/core/import_state.hpp"
+#include "layer/core/registry.hpp"
 
 namespace {
 struct ForgottenImport : cldmabuf::Import {

@@ -1,5 +1,5 @@
 // Settings: environment > settings file > default, the file lookup, and every
-// kind of refused value with its one log line (layer/settings.hpp).
+// kind of refused value with its one log line (layer/base/settings.hpp).
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 

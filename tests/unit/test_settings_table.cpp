@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "layer/settings.hpp"
+#include "layer/base/settings.hpp"
 
 #ifndef CLDMABUF_SOURCE_ROOT
 #error "tests/unit/meson.build passes the source root"

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "layer/i915/gen9_probe.hpp"
-#include "layer/kernel_ops.hpp"
-#include "layer/pci_address.hpp"
-#include "layer/settings.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/core/pci_address.hpp"
+#include "layer/base/settings.hpp"
 
 namespace cldmabuf::info {
 namespace {

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace cldmabuf::info {
 namespace {

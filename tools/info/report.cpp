@@ -8,10 +8,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "layer/cl_compat.h"
+#include "layer/base/cl_compat.h"
 #include "layer/blit/device_pairing.hpp"
 #include "include/CL/cl_ext_cldmabuf.h"
-#include "layer/settings.hpp"
+#include "layer/base/settings.hpp"
 #include "tools/info/cl_view.hpp"
 #include "tools/info/exporters.hpp"
 #include "tools/info/va_pairing.hpp"
@@ -72,7 +72,7 @@ bool layer_mapped(const std::string &layer_path) {
 }
 
 // A setting as the layer reads it: environment, then the settings file
-// (layer/settings.hpp); the tool links the same table.
+// (layer/base/settings.hpp); the tool links the same table.
 const char *env_or(const char *name, const char *fallback) {
     const char *v = setting(name);
     return v && *v ? v : fallback;

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-#include "layer/dispatch.hpp"
+#include "layer/core/dispatch.hpp"
 #include "layer/blit/device_pairing.hpp"
 #include "layer/i915/blt_engine.hpp"
 

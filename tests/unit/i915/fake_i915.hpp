@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "layer/kernel_ops.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 namespace fake {
 

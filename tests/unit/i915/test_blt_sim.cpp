@@ -24,8 +24,8 @@
 #include "vgen9_control.hpp"
 #include "layer/blit/device_pairing.hpp"
 #include "layer/i915/blt_engine.hpp"
-#include "layer/pci_address.hpp"
-#include "layer/kernel_ops.hpp"
+#include "layer/core/pci_address.hpp"
+#include "layer/base/kernel_ops.hpp"
 
 using namespace cldmabuf::i915;
 using cldmabuf::kernel;

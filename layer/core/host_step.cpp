@@ -1,0 +1,383 @@
+#include "layer/core/host_step.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "layer/core/dispatch.hpp"
+#include "layer/core/failed_events.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
+#include "layer/core/step_times.hpp"
+#include "layer/core/worker.hpp"
+
+namespace cldmabuf {
+namespace {
+
+// The marker and the gate of a step, released once the ICD is done with them
+// (see release_step_events).  Two owners: the barrier's CL_COMPLETE callback
+// and the step's job on the worker.
+struct StepEvents {
+    cl_command_queue queue;
+    cl_event marker;
+    cl_event gate;
+    std::atomic<int> owners{2};
+    std::atomic<bool> released{false};
+    bool released_by_job = false;  // the ICD refused the barrier's callback
+};
+
+void release_events_once(StepEvents *events) {
+    if (events->released.exchange(true)) return;
+    next().clReleaseEvent(events->gate);
+    next().clReleaseEvent(events->marker);
+}
+
+void drop_owner(StepEvents *events) {
+    if (events->owners.fetch_sub(1) == 1) delete events;
+}
+
+struct PendingStep {
+    std::function<cl_int(cl_int)> work;
+    std::function<void()> before_open_after_failure;
+    cl_command_queue queue = nullptr;
+    FailureMode mode = FailureMode::sidetable;
+    cl_event marker = nullptr;
+    cl_event gate = nullptr;
+    cl_event barrier = nullptr;  // retained until the job finished
+    StepEvents *events = nullptr;
+    std::vector<cl_mem> keep_alive;
+    HostStep::Waits waits = HostStep::Waits::dmabuf_fences;
+    cl_event reported = nullptr;  // the step's event as the application holds it (retained)
+    cl_device_id profiled_device = nullptr;  // non-null on a profiling queue with an event
+    StepClock clock;
+};
+
+void release_all(const std::vector<cl_mem> &mems) {
+    for (cl_mem m : mems) next().clReleaseMemObject(m);
+}
+
+// Steps whose marker callback has not fired yet: a step runs exactly once,
+// even if an ICD delivered a CL_COMPLETE callback twice.
+std::mutex pending_mutex;
+std::unordered_set<PendingStep *> *pending_steps = new std::unordered_set<PendingStep *>;
+
+// The memory objects of steps that have not finished their work (an object
+// once per step that lists it), counted by what the step waits for: a
+// release asks before it puts a fence into the dma-buf that such a step
+// might wait on (layer/handoff/release_fences).
+std::mutex unfinished_mutex;
+std::unordered_map<cl_mem, UnfinishedSteps> *unfinished_mems = new std::unordered_map<cl_mem, UnfinishedSteps>;
+// Steps of any queue between their enqueue and the end of their work: the
+// copy route's acquire does its syscalls at once only when this is 0
+// (layer/handoff/acquire_release.cpp).  One relaxed load on that path.
+std::atomic<int> unfinished_steps{0};
+
+size_t &count_of(UnfinishedSteps &steps, HostStep::Waits waits) {
+    return waits == HostStep::Waits::openable_acquire ? steps.openable_acquires : steps.dmabuf_fences;
+}
+
+void note_unfinished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
+    unfinished_steps.fetch_add(1, std::memory_order_relaxed);
+    if (waits == HostStep::Waits::nothing) return;
+    std::lock_guard lock(unfinished_mutex);
+    for (cl_mem m : mems) ++count_of((*unfinished_mems)[m], waits);
+}
+
+void note_finished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
+    unfinished_steps.fetch_sub(1, std::memory_order_release);
+    if (waits == HostStep::Waits::nothing) return;
+    std::lock_guard lock(unfinished_mutex);
+    for (cl_mem m : mems) {
+        auto it = unfinished_mems->find(m);
+        if (it == unfinished_mems->end()) continue;
+        size_t &n = count_of(it->second, waits);
+        if (n > 0) --n;
+        if (it->second.dmabuf_fences == 0 && it->second.openable_acquires == 0) unfinished_mems->erase(it);
+    }
+}
+
+bool claim(PendingStep *pending) {
+    std::lock_guard lock(pending_mutex);
+    return pending_steps->erase(pending) == 1;
+}
+
+cl_ulong profiling_info(cl_event event, cl_profiling_info name) {
+    cl_ulong value = 0;
+    return next().clGetEventProfilingInfo(event, name, sizeof value, &value, nullptr) == CL_SUCCESS ? value : 0;
+}
+
+uint64_t device_now(cl_device_id device) {
+    if (!next().clGetDeviceAndHostTimer) return 0;
+    cl_ulong device_ts = 0, host_ts = 0;
+    return next().clGetDeviceAndHostTimer(device, &device_ts, &host_ts) == CL_SUCCESS ? device_ts : 0;
+}
+
+void run_step(PendingStep *pending, cl_int marker_status) {
+    StepClock &clock = pending->clock;
+    if (pending->profiled_device) {
+        clock.marker_queued = profiling_info(pending->marker, CL_PROFILING_COMMAND_QUEUED);
+        clock.marker_submit = profiling_info(pending->marker, CL_PROFILING_COMMAND_SUBMIT);
+        clock.marker_end = profiling_info(pending->marker, CL_PROFILING_COMMAND_END);
+        clock.device_start = device_now(pending->profiled_device);
+        clock.host_start = host_now_ns();
+    }
+    cl_int prior = marker_status < 0 ? marker_status : CL_SUCCESS;
+    // The layer's own later steps (syncs, blits, maps) of the queue stay off
+    // the buffers until clFinish has reported the failure, in both modes:
+    // the ICDs that propagate a failed user event terminate only the
+    // commands already waiting behind it (NEO, PoCL 6, rusticl: a step
+    // enqueued after the failure ran through).
+    if (prior == CL_SUCCESS && queue_failure(pending->queue) < 0) prior = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    // Propagate mode: the ICD terminated this step because a command ahead
+    // of it failed; that failure is latched already (and clFinish may have
+    // reported it: the ICD ends a terminated barrier without waiting for its
+    // gate, so this work can run after that clFinish returned).
+    const bool inherited = marker_status < 0 && pending->mode == FailureMode::propagate;
+    const cl_int result = pending->work(prior);
+    if (pending->profiled_device) {
+        clock.device_end = clock.device_start ? device_now(pending->profiled_device) : 0;
+        clock.host_end = host_now_ns();
+        event_types().set_times(pending->reported, compose_step_times(clock));
+    }
+    // Recorded before the gate opens, so that a waiter or callback woken by
+    // it already sees the failure.
+    if (result != CL_SUCCESS) {
+        if (!inherited) note_queue_failure(pending->queue, result);
+        if (pending->reported) event_types().set_failed(pending->reported, result);
+        // The ICD will run the commands behind: what the step can still do
+        // about them, it does before the gate opens.
+        if (pending->mode == FailureMode::sidetable && pending->before_open_after_failure)
+            pending->before_open_after_failure();
+    }
+    // The work is done: let go of the objects before the gate opens, so that
+    // an application that released them and waits for the step (clFinish)
+    // finds them destroyed, as after any other command.
+    note_finished(pending->keep_alive, pending->waits);
+    release_all(pending->keep_alive);
+    if (pending->reported) next().clReleaseEvent(pending->reported);  // the layer's: the entry is the application's
+    if (result != CL_SUCCESS && pending->mode == FailureMode::propagate) {
+        next().clSetUserEventStatus(pending->gate, result < 0 ? result : CL_OUT_OF_RESOURCES);
+        // Some ICDs never call the CL_COMPLETE callback of a terminated
+        // command (PoCL 3.1 and 5.0), so the gate and marker are released
+        // here once the barrier ended; it waits on nothing but the gate and
+        // the device commands behind it, all terminated now.
+        next().clWaitForEvents(1, &pending->barrier);
+        release_events_once(pending->events);
+    } else {
+        next().clSetUserEventStatus(pending->gate, CL_COMPLETE);
+        if (pending->events->released_by_job) {
+            // The barrier waits on nothing but the open gate and the commands
+            // before it, so this wait ends.
+            next().clWaitForEvents(1, &pending->barrier);
+            release_events_once(pending->events);
+        }
+    }
+    drop_owner(pending->events);
+    next().clReleaseEvent(pending->barrier);
+    delete pending;
+}
+
+void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_data) {
+    auto *pending = static_cast<PendingStep *>(user_data);
+    if (!claim(pending)) return;
+    if (pending->profiled_device) pending->clock.host_callback = host_now_ns();
+    // NVIDIA calls the callback of a terminated command with CL_COMPLETE:
+    // the event's own status says whether an earlier command failed.
+    cl_int actual = status;
+    if (status >= 0 && pending->mode == FailureMode::propagate &&
+        next().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof actual, &actual,
+                                             nullptr) != CL_SUCCESS)
+        actual = status;
+    // Never block in an ICD callback thread: hand the work to the queue's worker.
+    post_to_worker(pending->queue, [pending, actual] { run_step(pending, actual); });
+}
+
+// PoCL 3.1 takes no reference on a user event that a command waits on, and
+// its device thread still touches the gate after clSetUserEventStatus
+// returns; so the gate lives until the barrier that waits on it completed.
+// The marker is kept as long: releasing it while PoCL's device thread is
+// still finishing it crashed PoCL 3.1 under MALLOC_PERTURB_.
+void CL_CALLBACK release_step_events(cl_event, cl_int, void *data) {
+    auto *events = static_cast<StepEvents *>(data);
+    post_to_worker(events->queue, [events] {
+        release_events_once(events);
+        drop_owner(events);
+    });
+}
+
+}  // namespace
+
+bool host_steps_unfinished() { return unfinished_steps.load(std::memory_order_acquire) != 0; }
+
+UnfinishedSteps host_steps_unfinished_on(cl_mem mem) {
+    std::lock_guard lock(unfinished_mutex);
+    auto it = unfinished_mems->find(mem);
+    return it == unfinished_mems->end() ? UnfinishedSteps{} : it->second;
+}
+
+namespace {
+cl_command_queue_properties queue_properties(cl_command_queue queue) {
+    cl_command_queue_properties props = 0;
+    return next().clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS
+               ? props
+               : 0;
+}
+}  // namespace
+
+bool profiling_queue(cl_command_queue queue) { return queue_properties(queue) & CL_QUEUE_PROFILING_ENABLE; }
+
+bool out_of_order_queue(cl_command_queue queue) {
+    return queue_properties(queue) & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+}
+
+// Each refusal logs its one line here: the callers (acquire, release, map
+// and unmap sync, blitter copies) return the code as it is.
+cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list) {
+    if ((num_events > 0) != (wait_list != nullptr)) {
+        LOG_ERROR("num_events_in_wait_list (%u) and event_wait_list (%p) disagree", num_events,
+                  static_cast<const void *>(wait_list));
+        return CL_INVALID_EVENT_WAIT_LIST;
+    }
+    for (cl_uint i = 0; i < num_events; ++i) {
+        cl_int status = CL_COMPLETE;
+        if (next().clGetEventInfo(wait_list[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                  nullptr) != CL_SUCCESS) {
+            LOG_ERROR("event_wait_list[%u] (%p) is not a valid event", i, static_cast<void *>(wait_list[i]));
+            return CL_INVALID_EVENT_WAIT_LIST;
+        }
+        // An event that already failed: the step could never run (and some
+        // ICDs never complete a command that waits on one).
+        if (status < 0 || event_types().failed(wait_list[i], &status)) {
+            LOG_ERROR("event_wait_list[%u] (%p) already failed (status %d)", i, static_cast<void *>(wait_list[i]),
+                      status);
+            return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+        }
+    }
+    return CL_SUCCESS;
+}
+
+cl_int enqueue_host_step(HostStep step, cl_event *event) {
+    cl_event marker = step.marker;
+    cl_context context = nullptr;
+    cl_int err = next().clGetCommandQueueInfo(step.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
+    if (err != CL_SUCCESS) {
+        if (marker) next().clReleaseEvent(marker);
+        return CL_INVALID_COMMAND_QUEUE;
+    }
+    // A marker enqueued before the wait list's commands (the fast attempt's,
+    // ahead of a release's write-back) does not wait for them: the step
+    // enqueues its own over the list (issue #28: a fence signalled while the
+    // copy route's Read still wrote the mapping).
+    if (marker && step.num_events > 0) {
+        next().clReleaseEvent(marker);
+        marker = nullptr;
+    }
+    if (!marker) {
+        if (cl_int failed = check_wait_list(step.num_events, step.wait_list); failed != CL_SUCCESS) return failed;
+        err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);
+        if (err != CL_SUCCESS) {  // the ICD validated the wait list (events of another context, ...)
+            LOG_ERROR("the ICD refused the step's marker (error %d): check the wait list", err);
+            return err;
+        }
+    }
+    cl_event gate = next().clCreateUserEvent(context, &err);
+    if (!gate) {
+        next().clReleaseEvent(marker);
+        return err;
+    }
+
+    std::vector<cl_event> after{gate};
+    if (step.device_commands) {
+        err = step.device_commands(gate, &after);
+        if (err != CL_SUCCESS) {
+            // Open the gate so the commands already behind it can retire.  It
+            // is not released: they may still reference it (see release_step_events).
+            next().clSetUserEventStatus(gate, CL_COMPLETE);
+            next().clReleaseEvent(marker);
+            for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
+            return err;
+        }
+    }
+    cl_event barrier = nullptr;
+    err = next().clEnqueueBarrierWithWaitList(step.queue, static_cast<cl_uint>(after.size()), after.data(),
+                                              &barrier);
+    for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
+    if (err != CL_SUCCESS) {
+        next().clSetUserEventStatus(gate, CL_COMPLETE);
+        // Kept only when device commands may wait on it (see release_step_events);
+        // with none, nothing references it.
+        if (after.size() == 1) next().clReleaseEvent(gate);
+        next().clReleaseEvent(marker);
+        LOG_ERROR("the ICD refused the step's barrier (error %d)", err);
+        return err;
+    }
+
+    for (cl_mem m : step.keep_alive) next().clRetainMemObject(m);
+    auto *pending = new PendingStep;
+    pending->work = std::move(step.work);
+    pending->before_open_after_failure = std::move(step.before_open_after_failure);
+    pending->queue = step.queue;
+    pending->mode = failure_mode(step.queue);
+    pending->marker = marker;
+    pending->gate = gate;
+    pending->barrier = barrier;
+    next().clRetainEvent(barrier);
+    pending->keep_alive = std::move(step.keep_alive);
+    pending->waits = step.waits;
+    if (event) {
+        // Registered before the work can run, so a failure has an entry to land in.
+        event_types().add(barrier, step.type);
+        next().clRetainEvent(barrier);
+        pending->reported = barrier;
+        if (profiling_queue(step.queue)) {
+            cl_device_id device = nullptr;
+            if (next().clGetCommandQueueInfo(step.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) ==
+                CL_SUCCESS)
+                pending->profiled_device = device;
+            pending->clock.host_queued = host_now_ns();
+        }
+    }
+    auto *step_events = new StepEvents{step.queue, marker, gate};
+    pending->events = step_events;
+    if (next().clSetEventCallback(barrier, CL_COMPLETE, release_step_events, step_events) != CL_SUCCESS) {
+        // No callback will release them: the step's job does, once the barrier ended.
+        step_events->owners = 1;
+        step_events->released_by_job = true;
+    }
+    note_unfinished(pending->keep_alive, pending->waits);
+    {
+        std::lock_guard lock(pending_mutex);
+        pending_steps->insert(pending);
+    }
+    err = next().clSetEventCallback(marker, CL_COMPLETE, on_marker_complete, pending);
+    if (err != CL_SUCCESS) {
+        claim(pending);
+        // Open the gate (the barrier's callback releases it); the command
+        // itself is reported as not enqueued.
+        next().clSetUserEventStatus(gate, CL_COMPLETE);
+        drop_owner(step_events);
+        if (pending->reported) {
+            event_types().remove(barrier);
+            next().clReleaseEvent(barrier);
+        }
+        next().clReleaseEvent(barrier);  // the pending step's reference
+        next().clReleaseEvent(barrier);  // the enqueue's
+        note_finished(pending->keep_alive, pending->waits);
+        release_all(pending->keep_alive);
+        delete pending;
+        return err;
+    }
+    // The marker must reach the device for its callback to fire even if the
+    // application only waits on the step's event later.
+    next().clFlush(step.queue);
+
+    if (event) {
+        *event = barrier;
+    } else {
+        next().clReleaseEvent(barrier);
+    }
+    return CL_SUCCESS;
+}
+
+}  // namespace cldmabuf

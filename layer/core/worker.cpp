@@ -1,0 +1,116 @@
+#include "layer/core/worker.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace cldmabuf {
+namespace {
+
+// Long enough that a queue doing acquire/kernel/release in a loop keeps its
+// thread; short enough that a released queue's thread goes away soon.
+constexpr auto idle_linger = std::chrono::milliseconds(500);
+
+struct Worker {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<std::function<void()>> jobs;
+    std::thread thread;
+    bool stopping = false;
+};
+
+// Lock order: registry_mutex before any Worker::mutex.
+std::mutex registry_mutex;
+// Leaked on purpose: ICD callback threads may post during static destruction.
+auto *workers = new std::unordered_map<const void *, std::shared_ptr<Worker>>;
+// Threads that ended themselves after idling: joined by the next post or at
+// shutdown (a thread cannot join itself).
+auto *ended = new std::vector<std::thread>;
+
+void join_ended_locked(std::vector<std::thread> *out) {
+    for (auto &t : *ended) out->push_back(std::move(t));
+    ended->clear();
+}
+
+void run(const void *key, std::shared_ptr<Worker> w) {
+    std::unique_lock lock(w->mutex);
+    for (;;) {
+        if (w->jobs.empty()) {
+            if (w->stopping) return;  // shutdown_worker joins us
+            if (!w->wake.wait_for(lock, idle_linger, [&] { return w->stopping || !w->jobs.empty(); })) {
+                // Idle: leave the registry unless a job arrived meanwhile.
+                lock.unlock();
+                std::lock_guard reg(registry_mutex);
+                lock.lock();
+                if (!w->jobs.empty() || w->stopping) continue;
+                auto it = workers->find(key);
+                if (it != workers->end() && it->second == w) {
+                    ended->push_back(std::move(w->thread));
+                    workers->erase(it);
+                }
+                return;
+            }
+            continue;
+        }
+        auto job = std::move(w->jobs.front());
+        w->jobs.pop_front();
+        lock.unlock();
+        job();
+        lock.lock();
+    }
+}
+
+}  // namespace
+
+void post_to_worker(const void *key, std::function<void()> job) {
+    std::vector<std::thread> to_join;
+    {
+        std::lock_guard reg(registry_mutex);
+        join_ended_locked(&to_join);
+        auto &slot = (*workers)[key];
+        if (!slot) {
+            slot = std::make_shared<Worker>();
+            slot->thread = std::thread(run, key, slot);
+        }
+        {
+            std::lock_guard lock(slot->mutex);
+            slot->jobs.push_back(std::move(job));
+        }
+        slot->wake.notify_one();
+    }
+    for (auto &t : to_join) t.join();  // already finished: returns at once
+}
+
+void shutdown_worker() {
+    std::vector<std::shared_ptr<Worker>> running;
+    std::vector<std::thread> to_join;
+    {
+        std::lock_guard reg(registry_mutex);
+        for (auto &[key, w] : *workers) running.push_back(w);
+        workers->clear();
+        join_ended_locked(&to_join);
+    }
+    for (auto &w : running) {
+        {
+            std::lock_guard lock(w->mutex);
+            w->stopping = true;
+        }
+        w->wake.notify_one();
+    }
+    // Each thread drains its own jobs before it returns.
+    for (auto &w : running)
+        if (w->thread.joinable()) w->thread.join();
+    for (auto &t : to_join) t.join();
+}
+
+size_t live_workers() {
+    std::lock_guard reg(registry_mutex);
+    return workers->size();
+}
+
+}  // namespace cldmabuf

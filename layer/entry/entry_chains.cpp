@@ -1,0 +1,197 @@
+// One entry function per slot that more than one feature has a say in.
+// Until issue #15 the read-only guard and the host-access checks copied the
+// table and wrapped whatever earlier install_* calls had put in these slots,
+// so the order the checks ran in was the order of the installs.  Here it is
+// written down, the same for every slot:
+//
+//   1. the read-only guard (layer/handoff/read_only_guard.hpp): a host-enqueued
+//      write into a CL_MEM_READ_ONLY zero-copy import would make the ICD
+//      write a read-only mapping; refused before anything else runs;
+//   2. the host-access flags (layer/handoff/host_access.hpp) of a copy-route buffer
+//      import: the ICD's buffer was created without them, so the layer holds
+//      the application to them;
+//   3. the feature that does the work (the blitter's copy, the map's
+//      DMA_BUF_IOCTL_SYNC), or the ICD through next().
+//
+// Every command that passes 1 and 2 is counted in flight (layer/queue/epoch.hpp)
+// from before 3 until 3 returned, except a copy, whose count is the
+// blitter's call (only a copy the blitter does not take counts; one it takes
+// may be chained to a semaphore).  The unmap and the external-memory
+// acquire and release are here for that count alone.
+//
+// While no import exists none of this applies: layer/entry/dispatch_table.cpp
+// installs each read, write, fill and map entry behind checked_enqueue
+// (layer/queue/passthrough.hpp), which counts as landed and forwards at once
+// then and jumps here otherwise, so a program that never imports pays one compare and
+// one branch over a counted slot (issue #18).
+//
+// 1 and 2 never both refuse (one is about zero-copy imports, the other
+// about copy-route ones); the order is the one the installs had, so the log
+// line an application sees is unchanged.
+#include "layer/entry/entry_chains.hpp"
+
+#include "layer/blit/copy_overrides.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/queue/epoch.hpp"
+#include "layer/handoff/acquire_release.hpp"
+#include "layer/handoff/map_sync.hpp"
+#include "layer/handoff/read_only_guard.hpp"
+#include "layer/handoff/host_access.hpp"
+
+namespace cldmabuf::chain {
+namespace {
+
+// A refused map: the spec's error in errcode_ret, no pointer.
+void *refused_map(cl_int err, cl_int *errcode_ret) {
+    if (errcode_ret) *errcode_ret = err;
+    return nullptr;
+}
+
+}  // namespace
+
+// ---- host reads and writes: 1, 2, then the ICD ----------------------------------------
+
+cl_int CL_API_CALL read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size, void *ptr,
+                               cl_uint n, const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_host_access(b, true, false, "clEnqueueReadBuffer"); err != CL_SUCCESS) return err;
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return next().clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, waits, event);
+}
+
+cl_int CL_API_CALL read_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t *buffer_origin,
+                                    const size_t *host_origin, const size_t *region, size_t buffer_row_pitch,
+                                    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+                                    void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_host_access(b, true, false, "clEnqueueReadBufferRect"); err != CL_SUCCESS) return err;
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return next().clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                          buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, waits, event);
+}
+
+cl_int CL_API_CALL write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
+                                const void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
+    constexpr const char *what = "clEnqueueWriteBuffer";
+    if (cl_int err = refuse_read_only_write(b, what); err != CL_SUCCESS) return err;
+    if (cl_int err = refuse_host_access(b, false, true, what); err != CL_SUCCESS) return err;
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return next().clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, n, waits, event);
+}
+
+cl_int CL_API_CALL write_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t *buffer_origin,
+                                     const size_t *host_origin, const size_t *region, size_t buffer_row_pitch,
+                                     size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+                                     const void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
+    constexpr const char *what = "clEnqueueWriteBufferRect";
+    if (cl_int err = refuse_read_only_write(b, what); err != CL_SUCCESS) return err;
+    if (cl_int err = refuse_host_access(b, false, true, what); err != CL_SUCCESS) return err;
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return next().clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                           buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, waits,
+                                           event);
+}
+
+// ---- fills and image writes: 1, then the ICD (CL_MEM_HOST_* does not cover them) ------
+
+cl_int CL_API_CALL fill_buffer(cl_command_queue q, cl_mem b, const void *pattern, size_t pattern_size, size_t offset,
+                               size_t size, cl_uint n, const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_read_only_write(b, "clEnqueueFillBuffer"); err != CL_SUCCESS) return err;
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return next().clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, n, waits, event);
+}
+
+cl_int CL_API_CALL write_image(cl_command_queue q, cl_mem image, cl_bool blocking, const size_t *origin,
+                               const size_t *region, size_t row_pitch, size_t slice_pitch, const void *ptr, cl_uint n,
+                               const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_read_only_write(image, "clEnqueueWriteImage"); err != CL_SUCCESS) return err;
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return next().clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, n, waits,
+                                      event);
+}
+
+cl_int CL_API_CALL fill_image(cl_command_queue q, cl_mem image, const void *color, const size_t *origin,
+                              const size_t *region, cl_uint n, const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_read_only_write(image, "clEnqueueFillImage"); err != CL_SUCCESS) return err;
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return next().clEnqueueFillImage(q, image, color, origin, region, n, waits, event);
+}
+
+// ---- copies: 1 on the destination, then the blitter (which passes the rest on) -------
+
+cl_int CL_API_CALL copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset,
+                               size_t size, cl_uint n, const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyBuffer"); err != CL_SUCCESS) return err;
+    return enqueue_copy_buffer(q, src, dst, src_offset, dst_offset, size, n, waits, event);
+}
+
+cl_int CL_API_CALL copy_buffer_rect(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                    const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
+                                    size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint n,
+                                    const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyBufferRect"); err != CL_SUCCESS) return err;
+    return enqueue_copy_buffer_rect(q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
+                                    dst_row_pitch, dst_slice_pitch, n, waits, event);
+}
+
+cl_int CL_API_CALL copy_image(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *src_origin,
+                              const size_t *dst_origin, const size_t *region, cl_uint n, const cl_event *waits,
+                              cl_event *event) {
+    if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyImage"); err != CL_SUCCESS) return err;
+    return enqueue_copy_image(q, src, dst, src_origin, dst_origin, region, n, waits, event);
+}
+
+cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                        const size_t *region, size_t dst_offset, cl_uint n, const cl_event *waits,
+                                        cl_event *event) {
+    if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyImageToBuffer"); err != CL_SUCCESS) return err;
+    return enqueue_copy_image_to_buffer(q, src, dst, src_origin, region, dst_offset, n, waits, event);
+}
+
+cl_int CL_API_CALL copy_buffer_to_image(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
+                                        const size_t *dst_origin, const size_t *region, cl_uint n,
+                                        const cl_event *waits, cl_event *event) {
+    if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyBufferToImage"); err != CL_SUCCESS) return err;
+    return enqueue_copy_buffer_to_image(q, src, dst, src_offset, dst_origin, region, n, waits, event);
+}
+
+// ---- maps: 1 (write maps), 2 (buffers), then the map sync (which passes the rest on) --
+
+void *CL_API_CALL map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_flags flags, size_t offset,
+                             size_t size, cl_uint n, const cl_event *waits, cl_event *event, cl_int *errcode_ret) {
+    constexpr const char *what = "clEnqueueMapBuffer";
+    if (cl_int err = refuse_read_only_map(b, flags, what); err != CL_SUCCESS) return refused_map(err, errcode_ret);
+    if (cl_int err = refuse_host_map(b, flags, what); err != CL_SUCCESS) return refused_map(err, errcode_ret);
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return enqueue_map_buffer(q, b, blocking, flags, offset, size, n, waits, event, errcode_ret);
+}
+
+void *CL_API_CALL map_image(cl_command_queue q, cl_mem image, cl_bool blocking, cl_map_flags flags,
+                            const size_t *origin, const size_t *region, size_t *row_pitch, size_t *slice_pitch,
+                            cl_uint n, const cl_event *waits, cl_event *event, cl_int *errcode_ret) {
+    if (cl_int err = refuse_read_only_map(image, flags, "clEnqueueMapImage"); err != CL_SUCCESS)
+        return refused_map(err, errcode_ret);
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return enqueue_map_image(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, n, waits, event,
+                             errcode_ret);
+}
+
+// ---- the unmap and the external-memory handoff: the count, then the handoff -----------
+
+cl_int CL_API_CALL unmap_mem_object(cl_command_queue q, cl_mem mem, void *mapped_ptr, cl_uint n,
+                                    const cl_event *waits, cl_event *event) {
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return enqueue_unmap_mem_object(q, mem, mapped_ptr, n, waits, event);
+}
+
+cl_int CL_API_CALL acquire_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
+                                                const cl_event *waits, cl_event *event) {
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return enqueue_acquire_external_mem_objects(q, num_mems, mems, n, waits, event);
+}
+
+cl_int CL_API_CALL release_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
+                                                const cl_event *waits, cl_event *event) {
+    CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
+    return enqueue_release_external_mem_objects(q, num_mems, mems, n, waits, event);
+}
+
+}  // namespace cldmabuf::chain
