@@ -60,6 +60,8 @@ const SettingSpec table[] = {
      "`force` takes the GL/EGL calls over even where the ICD has them; `off` leaves EGL interop out "
      "([egl.md](egl.md))"},
     {"CLDMABUF_EGL_LIB", K::path, nullptr, 0, 0, "`libEGL.so.1`", "the libEGL to load (a path or a library name)"},
+    {"CLDMABUF_VA_LIBRARY", K::path, nullptr, 0, 0, "`libva.so.2`",
+     "the libva to load for cl_intel_va_api_media_sharing (a path or a library name; docs/va-api.md)"},
     {"CLDMABUF_EGL_FORCE_COPY", K::flag, nullptr, 0, 0, "`0`",
      "`1` (tests): treat every EGL export as tiled, so the GPU copy path runs; read on every import", false,
      true},

@@ -34,9 +34,7 @@ std::string device_mismatch(const DeviceFacts &facts, const i915::Gen9Info &node
     return {};
 }
 
-namespace {
-
-DeviceFacts facts_of(cl_device_id device, bool *ok) {
+DeviceFacts device_facts(cl_device_id device, bool *ok) {
     DeviceFacts f;
     *ok = next().clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof f.type, &f.type, nullptr) == CL_SUCCESS &&
           next().clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof f.vendor_id, &f.vendor_id, nullptr) ==
@@ -45,8 +43,6 @@ DeviceFacts facts_of(cl_device_id device, bool *ok) {
     if (*ok && (f.type & CL_DEVICE_TYPE_GPU)) f.has_pci = cl_device_pci_address(device, &f.pci);
     return f;
 }
-
-}  // namespace
 
 // A sub-device answers as its root device (root_device_of): the same PCI
 // function.  Root devices live as long as their platform, so their handles are
@@ -63,7 +59,7 @@ const char *blt_device_mismatch(cl_device_id queue_device) {
     }
     std::string why;
     bool ok = false;
-    const DeviceFacts facts = facts_of(device, &ok);
+    const DeviceFacts facts = device_facts(device, &ok);
     i915::BltEngine *engine = i915::BltEngine::instance();
     if (!ok) why = "device query failed";
     else if (!engine) why = "no Gen9 blitter";

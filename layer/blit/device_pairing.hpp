@@ -26,6 +26,10 @@ struct DeviceFacts {
 // matches, else the fallback reason, naming both addresses where known.
 std::string device_mismatch(const DeviceFacts &facts, const i915::Gen9Info &node);
 
+// What the ICD answers for `device` (type, vendor, PCI address of a GPU);
+// *ok false when a query failed.  layer/va pairs VA displays with it too.
+DeviceFacts device_facts(cl_device_id device, bool *ok);
+
 // device_mismatch for `device` against BltEngine::instance()'s node, asked
 // of the ICD once per root device (a sub-device answers as its root) and
 // cached; the first mismatch of a device is logged once.  nullptr when it

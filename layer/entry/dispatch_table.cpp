@@ -49,6 +49,7 @@
 #include "layer/import/queries.hpp"
 #include "layer/sync/availability.hpp"
 #include "layer/sync/entry_points.hpp"
+#include "layer/va/entry_points.hpp"
 #if CLDMABUF_EGL_INTEROP
 #include "layer/egl/entry_points.hpp"
 #endif
@@ -78,7 +79,7 @@ void *as_address(Fn *fn) {
     return reinterpret_cast<void *>(fn);
 }
 
-// cl_khr_external_memory and cl_arm_import_memory_dma_buf: on every ICD.
+// cl_khr_external_memory, cl_arm_import_memory_dma_buf, cl_intel_va_api_media_sharing: on every ICD.
 const NamedFunction layer_functions[] = {
     // layer/handoff/acquire_release.cpp: bounded fence wait + DMA_BUF_IOCTL_SYNC START / END in queue
     // order, counted in the enqueue epoch first (layer/entry/entry_chains.cpp)
@@ -86,6 +87,12 @@ const NamedFunction layer_functions[] = {
     {"clEnqueueReleaseExternalMemObjectsKHR", as_address(chain::release_external_mem_objects)},
     // layer/import/arm.cpp: CL_IMPORT_TYPE_DMA_BUF_ARM over the layer's KHR import
     {"clImportMemoryARM", as_address(import_memory_arm)},
+    // layer/va/ (docs/va-api.md): cl_intel_va_api_media_sharing over dma-buf;
+    // each forwards to the ICD's own where the platform's ICD has the extension.
+    {"clGetDeviceIDsFromVA_APIMediaAdapterINTEL", as_address(va::get_device_ids_from_media_adapter)},  // devices.cpp
+    {"clCreateFromVA_APIMediaSurfaceINTEL", as_address(va::create_from_media_surface)},         // surface_import.cpp
+    {"clEnqueueAcquireVA_APIMediaSurfacesINTEL", as_address(va::enqueue_acquire_media_surfaces)},  // acquire_release.cpp
+    {"clEnqueueReleaseVA_APIMediaSurfacesINTEL", as_address(va::enqueue_release_media_surfaces)},
 };
 
 // cl_khr_semaphore, cl_khr_external_semaphore(_sync_fd) (layer/sync/entry_points.cpp):
@@ -222,8 +229,10 @@ void fill_layer_table(cl_icd_dispatch &t) {
     provide(t.clCreateBufferWithProperties, chain::create_buffer_with_properties);
     provide(t.clCreateImageWithProperties, chain::create_image_with_properties);
     wrap(t.clCreateSubBuffer, create_sub_buffer);        // buffer.cpp: sub-buffers of imports recorded once
-    wrap(t.clGetMemObjectInfo, import_mem_object_info);  // queries.cpp: the object as the application made it
-    wrap(t.clGetImageInfo, import_image_info);           // queries.cpp: no internal buffer under an image
+    // queries.cpp: the object as the application made it, no internal buffer
+    // under an image; layer/va/queries.cpp first (layer/entry/entry_chains_interop.cpp)
+    wrap(t.clGetMemObjectInfo, chain::mem_object_info);
+    wrap(t.clGetImageInfo, chain::image_info);
 
     // Stale handles (layer/import/fresh_handles.hpp, issue #28): a memory
     // object the ICD creates may have a dead import's handle, which the
@@ -286,10 +295,8 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clEnqueueMapImage, checked_enqueue<&D::clEnqueueMapImage, chain::map_image>);
     wrap(t.clEnqueueUnmapMemObject, chain::unmap_mem_object);  // then map_sync.cpp: SYNC END after the unmap
 
-    // Contexts (layer/entry/entry_context.cpp: EGL's creation when on, then the
-    // record of the devices the application named).
-    wrap(t.clCreateContext, chain::create_context);
-    wrap(t.clCreateContextFromType, chain::create_context_from_type);
+    // A context's last release drops the record of its devices
+    // (layer/entry/entry_context.cpp; creation is below, after egl's slots).
     wrap(t.clReleaseContext, chain::release_context);
 
 #if CLDMABUF_EGL_INTEROP
@@ -311,12 +318,16 @@ void fill_layer_table(cl_icd_dispatch &t) {
         provide(t.clGetGLTextureInfo, egl::get_gl_texture_info);                       // gl_queries.cpp
         provide(t.clGetGLContextInfoKHR, egl::get_gl_context_info);                    // gl_queries.cpp
         provide(t.clCreateEventFromGLsyncKHR, egl::create_event_from_gl_sync);         // gl_event.cpp
-        // Contexts with CL_GL_CONTEXT_KHR / CL_EGL_DISPLAY_KHR (gl_contexts.cpp):
-        // the ICD creates the context without them; created through
-        // layer/entry/entry_context.cpp (below).
-        wrap(t.clGetContextInfo, egl::get_context_info);
     }
 #endif
+    // Contexts with CL_CONTEXT_VA_API_DISPLAY_INTEL (layer/va/contexts.cpp),
+    // then CL_GL_CONTEXT_KHR / CL_EGL_DISPLAY_KHR (egl/gl_contexts.cpp, when
+    // EGL interop is on): the ICD creates the context without them, then the
+    // layer records the devices the application named
+    // (layer/entry/entry_chains_interop.cpp).
+    wrap(t.clCreateContext, chain::create_context);
+    wrap(t.clCreateContextFromType, chain::create_context_from_type);
+    wrap(t.clGetContextInfo, chain::get_context_info);
 }
 
 using dispatch_tables::guarded_next;

@@ -69,6 +69,8 @@ cl_int CL_API_CALL release_external_mem_objects(cl_command_queue q, cl_uint num_
 
 // layer/entry/entry_context.cpp: EGL's context creation (when on), then the record
 // of the context's devices (layer/core/context_devices.hpp).
+// Interop slots (layer/entry/entry_chains_interop.cpp): VA-API first, then EGL/GL
+// sharing where it is built and on, then the import's queries or the ICD.
 cl_context CL_API_CALL create_context(const cl_context_properties *properties, cl_uint num_devices,
                                       const cl_device_id *devices,
                                       void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
@@ -77,6 +79,10 @@ cl_context CL_API_CALL create_context_from_type(const cl_context_properties *pro
                                                 void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
                                                 void *user_data, cl_int *errcode_ret);
 cl_int CL_API_CALL release_context(cl_context context);
+cl_int CL_API_CALL get_context_info(cl_context context, cl_context_info name, size_t size, void *value,
+                                    size_t *size_ret);
+cl_int CL_API_CALL mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value, size_t *size_ret);
+cl_int CL_API_CALL image_info(cl_mem image, cl_image_info name, size_t size, void *value, size_t *size_ret);
 
 }  // namespace cldmabuf::chain
 #pragma GCC visibility pop

@@ -18,6 +18,7 @@
 #include "layer/base/stats.hpp"
 #include "layer/core/extension_list.hpp"
 #include "layer/sync/availability.hpp"
+#include "layer/va/entry_points.hpp"
 #include "CL/cl_ext_cldmabuf.h"
 
 namespace cldmabuf {
@@ -44,6 +45,9 @@ std::vector<AddedExtension> all_added(cl_platform_id platform) {
     egl_added_extensions(&egl);
     for (const auto &[name, version] : egl) list.push_back({name, version});
     for (const auto &[name, version] : sync::semaphore_extensions(platform)) list.push_back({name, version});
+    // cl_intel_va_api_media_sharing over dma-buf (layer/va/) where libva loads;
+    // an ICD that lists it itself keeps its own (the name is added only once).
+    if (va::offered()) list.push_back({"cl_intel_va_api_media_sharing", CL_MAKE_VERSION(1, 0, 0)});
     return list;
 }
 const cl_external_memory_handle_type_khr import_types[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};

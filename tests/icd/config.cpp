@@ -21,6 +21,7 @@ const Config &config() {
             else if (w == "native_dmabuf") cfg.native_dmabuf = true;
             else if (w == "semaphores") cfg.semaphores = true;
             else if (w == "arm_import") cfg.arm_import = true;
+            else if (w == "va_sharing") cfg.va_sharing = true;
             else if (w == "discrete") cfg.discrete = true;
             else if (w == "profiling") cfg.profiling = true;
             else if (w == "quirk_accept_overlap") cfg.quirk_accept_overlap = true;

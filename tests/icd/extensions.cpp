@@ -29,6 +29,7 @@ std::vector<Ext> extensions() {
         {"cl_khr_external_semaphore_opaque_fd", CL_MAKE_VERSION(1, 0, 0), c.semaphores},
         {"cl_arm_import_memory", CL_MAKE_VERSION(1, 0, 0), c.arm_import},
         {"cl_arm_import_memory_dma_buf", CL_MAKE_VERSION(1, 0, 0), c.arm_import},
+        {"cl_intel_va_api_media_sharing", CL_MAKE_VERSION(1, 0, 0), c.va_sharing},
     };
 }
 
@@ -147,6 +148,37 @@ cl_mem CL_API_CALL import_memory_arm(cl_context ctx, cl_mem_flags flags, const c
     return m;
 }
 
+// ---- cl_intel_va_api_media_sharing: NEO's entry points, recorded.  The layer
+// must hand them every call untouched; they refuse (the test ICD has no VA). ----
+
+constexpr cl_int kInvalidMediaAdapter = -1098;  // CL_INVALID_VA_API_MEDIA_ADAPTER_INTEL
+constexpr cl_int kInvalidMediaSurface = -1099;  // CL_INVALID_VA_API_MEDIA_SURFACE_INTEL
+constexpr cl_int kNotAcquired = -1101;          // CL_VA_API_MEDIA_SURFACE_NOT_ACQUIRED_INTEL
+
+cl_int CL_API_CALL va_device_ids(cl_platform_id, cl_uint source, void *adapter, cl_uint set, cl_uint, cl_device_id *,
+                                 cl_uint *) {
+    record("clGetDeviceIDsFromVA_APIMediaAdapterINTEL source=" + hex(source) + " adapter=" +
+           hex(reinterpret_cast<uintptr_t>(adapter)) + " set=" + hex(set));
+    return kInvalidMediaAdapter;
+}
+
+cl_mem CL_API_CALL va_create(cl_context, cl_mem_flags flags, unsigned int *surface, cl_uint plane, cl_int *errcode_ret) {
+    record("clCreateFromVA_APIMediaSurfaceINTEL flags=" + hex(flags) + " surface=" +
+           std::to_string(surface ? *surface : 0) + " plane=" + std::to_string(plane));
+    if (errcode_ret) *errcode_ret = kInvalidMediaSurface;
+    return nullptr;
+}
+
+cl_int CL_API_CALL va_acquire(cl_command_queue, cl_uint n, const cl_mem *, cl_uint, const cl_event *, cl_event *) {
+    record("clEnqueueAcquireVA_APIMediaSurfacesINTEL n=" + std::to_string(n));
+    return CL_INVALID_MEM_OBJECT;
+}
+
+cl_int CL_API_CALL va_release(cl_command_queue, cl_uint n, const cl_mem *, cl_uint, const cl_event *, cl_event *) {
+    record("clEnqueueReleaseVA_APIMediaSurfacesINTEL n=" + std::to_string(n));
+    return kNotAcquired;
+}
+
 }  // namespace
 
 std::string extension_string() {
@@ -194,6 +226,10 @@ void *extension_function(const char *name) {
         {"clGetSemaphoreInfoKHR", reinterpret_cast<void *>(&get_semaphore_info), c.semaphores},
         {"clGetSemaphoreHandleForTypeKHR", reinterpret_cast<void *>(&get_semaphore_handle), c.semaphores},
         {"clImportMemoryARM", reinterpret_cast<void *>(&import_memory_arm), c.arm_import},
+        {"clGetDeviceIDsFromVA_APIMediaAdapterINTEL", reinterpret_cast<void *>(&va_device_ids), c.va_sharing},
+        {"clCreateFromVA_APIMediaSurfaceINTEL", reinterpret_cast<void *>(&va_create), c.va_sharing},
+        {"clEnqueueAcquireVA_APIMediaSurfacesINTEL", reinterpret_cast<void *>(&va_acquire), c.va_sharing},
+        {"clEnqueueReleaseVA_APIMediaSurfacesINTEL", reinterpret_cast<void *>(&va_release), c.va_sharing},
     };
     for (const Entry &e : table)
         if (e.on && !std::strcmp(e.name, name)) return e.fn;

@@ -314,6 +314,54 @@ TEST_CASE("clImportMemoryARM of a dma-buf goes to an ICD with cl_arm_import_memo
     clReleaseMemObject(mem);
 }
 
+TEST_CASE("an ICD with cl_intel_va_api_media_sharing gets every VA call and context property untouched", "[va]") {
+    Env env;
+    int n_listed = 0;
+    for (const std::string &w : words(platform_string(env.platform, CL_PLATFORM_EXTENSIONS)))
+        n_listed += w == "cl_intel_va_api_media_sharing";
+    CHECK(n_listed == 1);
+    void *const fake_display = reinterpret_cast<void *>(uintptr_t{0x5a5a0000});
+    // The context: the VA display reaches the ICD (it answers the list itself).
+    const cl_context_properties props[] = {0x4097 /* CL_CONTEXT_VA_API_DISPLAY_INTEL */,
+                                           reinterpret_cast<cl_context_properties>(fake_display),
+                                           CL_CONTEXT_INTEROP_USER_SYNC, CL_FALSE, 0};
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_context ctx = clCreateContext(props, 1, &env.device, nullptr, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    std::vector<cl_context_properties> got(5);
+    REQUIRE(clGetContextInfo(ctx, CL_CONTEXT_PROPERTIES, sizeof props, got.data(), nullptr) == CL_SUCCESS);
+    CHECK(std::equal(got.begin(), got.end(), props));
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, env.device, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+
+    using DevicesFn = cl_int(CL_API_CALL *)(cl_platform_id, cl_uint, void *, cl_uint, cl_uint, cl_device_id *, cl_uint *);
+    using CreateFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, unsigned int *, cl_uint, cl_int *);
+    using StepFn = cl_int(CL_API_CALL *)(cl_command_queue, cl_uint, const cl_mem *, cl_uint, const cl_event *, cl_event *);
+    auto devices = reinterpret_cast<DevicesFn>(env.function("clGetDeviceIDsFromVA_APIMediaAdapterINTEL"));
+    auto create = reinterpret_cast<CreateFn>(env.function("clCreateFromVA_APIMediaSurfaceINTEL"));
+    auto acquire = reinterpret_cast<StepFn>(env.function("clEnqueueAcquireVA_APIMediaSurfacesINTEL"));
+    auto release = reinterpret_cast<StepFn>(env.function("clEnqueueReleaseVA_APIMediaSurfacesINTEL"));
+    REQUIRE((devices && create && acquire && release));
+    cl_uint n = 0;
+    CHECK(devices(env.platform, 0x4094, fake_display, 0x4095, 0, nullptr, &n) == -1098);  // the ICD's answer
+    CHECK(contains(env.icd_log(), "clGetDeviceIDsFromVA_APIMediaAdapterINTEL source=" + hex(0x4094) + " adapter=" +
+                                      hex(0x5a5a0000) + " set=" + hex(0x4095)));
+    unsigned int surface = 7;
+    CHECK(create(ctx, CL_MEM_READ_ONLY, &surface, 1, &err) == nullptr);
+    CHECK(err == -1099);
+    CHECK(contains(env.icd_log(), "clCreateFromVA_APIMediaSurfaceINTEL flags=" + hex(CL_MEM_READ_ONLY) +
+                                      " surface=7 plane=1"));
+    cl_mem plain = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    CHECK(acquire(q, 1, &plain, 0, nullptr, nullptr) == CL_INVALID_MEM_OBJECT);
+    CHECK(release(q, 1, &plain, 0, nullptr, nullptr) == -1101);
+    CHECK(contains(env.icd_log(), "clEnqueueAcquireVA_APIMediaSurfacesINTEL n=1"));
+    CHECK(contains(env.icd_log(), "clEnqueueReleaseVA_APIMediaSurfacesINTEL n=1"));
+    clReleaseMemObject(plain);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
 TEST_CASE("an OpenCL 1.2/2.x ICD gets working imports and no call into a slot it lacks", "[pre30]") {
     Env env;
     REQUIRE(platform_string(env.platform, CL_PLATFORM_VERSION).rfind("OpenCL 3.0", 0) != 0);

@@ -34,6 +34,7 @@ struct Config {
     bool native_dmabuf = false;     // cl_khr_external_memory(_dma_buf), handle type 0x2067 (mmaps the fd)
     bool semaphores = false;        // cl_khr_semaphore + external_semaphore(_opaque_fd), stub functions
     bool arm_import = false;        // cl_arm_import_memory(_dma_buf), a native clImportMemoryARM
+    bool va_sharing = false;        // cl_intel_va_api_media_sharing (NEO's), stubs that record and refuse
     bool discrete = false;          // GPU type, CL_DEVICE_HOST_UNIFIED_MEMORY false
     bool profiling = false;         // CL_QUEUE_PROFILING_ENABLE supported
     bool quirk_accept_overlap = false;  // overlapping copies succeed (NVIDIA does this)

@@ -50,8 +50,9 @@ const std::vector<Slot> wrapped = {
     // stale handles (layer/import/fresh_handles.hpp, layer/core/events.cpp)
     SLOT(clCreateBuffer), SLOT(clCreateImage), SLOT(clCreateImage2D), SLOT(clCreateImage3D), SLOT(clCreatePipe),
     SLOT(clRetainMemObject), SLOT(clReleaseMemObject), SLOT(clRetainEvent), SLOT(clCreateUserEvent),
-    // the devices each context was created with (layer/entry/entry_context.cpp)
-    SLOT(clCreateContext), SLOT(clCreateContextFromType), SLOT(clReleaseContext),
+    // VA-API sharing's contexts ahead of egl's, then the record of their devices
+    // (layer/entry/entry_chains_interop.cpp, layer/entry/entry_context.cpp)
+    SLOT(clCreateContext), SLOT(clCreateContextFromType), SLOT(clGetContextInfo), SLOT(clReleaseContext),
 };
 // Counted in the enqueue epoch, then the target's (layer/queue/passthrough.hpp): with
 // `wrapped`, every clEnqueue* slot that has a function type on Linux.
@@ -77,7 +78,7 @@ const std::vector<Slot> provided = {
     SLOT(clCreateBufferWithProperties), SLOT(clCreateImageWithProperties), SLOT(clCreateCommandQueueWithProperties),
 };
 // layer/egl, unless CLDMABUF_EGL=off or built without EGL headers.
-const std::vector<Slot> egl_wrapped = {SLOT(clGetContextInfo)};
+const std::vector<Slot> egl_wrapped = {};  // its context slots are the interop chain's (in `wrapped`)
 const std::vector<Slot> egl_provided = {
     SLOT(clCreateFromEGLImageKHR), SLOT(clEnqueueAcquireEGLObjectsKHR), SLOT(clEnqueueReleaseEGLObjectsKHR),
     SLOT(clCreateFromGLTexture), SLOT(clCreateFromGLTexture2D), SLOT(clCreateFromGLTexture3D),
@@ -87,7 +88,9 @@ const std::vector<Slot> egl_provided = {
 };
 
 const std::vector<std::string> layer_names = {
-    "clEnqueueAcquireExternalMemObjectsKHR", "clEnqueueReleaseExternalMemObjectsKHR", "clImportMemoryARM"};
+    "clEnqueueAcquireExternalMemObjectsKHR", "clEnqueueReleaseExternalMemObjectsKHR", "clImportMemoryARM",
+    "clGetDeviceIDsFromVA_APIMediaAdapterINTEL", "clCreateFromVA_APIMediaSurfaceINTEL",
+    "clEnqueueAcquireVA_APIMediaSurfacesINTEL", "clEnqueueReleaseVA_APIMediaSurfacesINTEL"};
 const std::vector<std::string> egl_names = {"clCreateFromEGLImageKHR", "clEnqueueAcquireEGLObjectsKHR",
                                             "clEnqueueReleaseEGLObjectsKHR", "clGetGLContextInfoKHR",
                                             "clCreateEventFromGLsyncKHR"};

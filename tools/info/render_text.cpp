@@ -95,6 +95,20 @@ std::string render_text(const Json &r) {
     else
         line(out, 2, "EGL: no dma-buf export (" + egl["reason"].as_string() + ")");
 
+    if (r.has("va_api")) {
+        const Json &va = r["va_api"];
+        const Json &dpy = va["display"];
+        line(out, 0, dpy.has("node") ? "va-api: " + dpy["node"].as_string() + " (" + dpy["vendor"].as_string() + ")"
+                                     : "va-api: no display (" + dpy["reason"].as_string() + ")");
+        for (const Json &p : va["platforms"].items()) {
+            std::string l = "platform " + std::to_string(p["index"].as_int()) + ": cl_intel_va_api_media_sharing ";
+            if (!p["extension"].as_bool()) l += "not listed";
+            else l += "by the " + p["by"].as_string();
+            if (p.has("paired")) l += ", pairs with: " + words(p["paired"]);
+            if (p.has("error")) l += ", pairing refused (error " + std::to_string(p["error"].as_int()) + ")";
+            line(out, 2, l);
+        }
+    }
     if (r.has("fd")) {
         const Json &f = r["fd"];
         std::string head = "fd " + f["source"].as_string() + ": ";

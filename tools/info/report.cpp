@@ -14,6 +14,7 @@
 #include "layer/base/settings.hpp"
 #include "tools/info/cl_view.hpp"
 #include "tools/info/exporters.hpp"
+#include "tools/info/va_pairing.hpp"
 #include "tools/info/fd_facts.hpp"
 
 namespace cldmabuf::info {
@@ -297,6 +298,7 @@ Json build_report(const Options &opt, int *exit_code) {
     report.set("platforms", platforms);
     report.set("blitter", blitter);
     report.set("exporters", find_exporters(opt.probe_egl));
+    if (opt.probe_va) report.set("va_api", va_report(with, without));
     if (!opt.fd_spec.empty()) {
         fd.json.set("imported_on_devices", fd_imports);
         report.set("fd", fd.json);
@@ -320,13 +322,14 @@ Json build_report(const Options &opt, int *exit_code) {
 namespace {
 
 const char kUsage[] =
-    "usage: cldmabuf-info [--json] [--fd N | --fd /proc/PID/fd/N] [--layer PATH] [--no-egl]\n"
+    "usage: cldmabuf-info [--json] [--fd N | --fd /proc/PID/fd/N] [--layer PATH] [--no-egl] [--no-va]\n"
     "  What the cldmabuf layer adds to each OpenCL platform and device, which import\n"
     "  route a dma-buf would take, the Gen9 blitter, and the dma-buf exporters here.\n"
     "  --json     machine-readable output\n"
     "  --fd       inspect one fd (this process's, or another's through /proc) and import it\n"
     "  --layer    the layer to use (default: $OPENCL_LAYERS, else the installed one)\n"
     "  --no-egl   do not load libEGL\n"
+    "  --no-va    do not open a VA-API display (no cl_intel_va_api_media_sharing pairing)\n"
     "exit: 0 dma-bufs can be imported, 1 nothing can import, 2 usage, 3 --fd refused\n";
 
 }  // namespace
@@ -339,6 +342,7 @@ int run_info(int argc, char **argv, const std::string &self_exe, std::string *ou
         const std::string a = argv[i];
         if (a == "--json") opt.json = true;
         else if (a == "--no-egl") opt.probe_egl = false;
+        else if (a == "--no-va") opt.probe_va = false;
         else if ((a == "--fd" || a == "--layer") && i + 1 < argc) (a == "--fd" ? opt.fd_spec : opt.layer_path) = argv[++i];
         else if (a.rfind("--fd=", 0) == 0) opt.fd_spec = a.substr(5);
         else if (a.rfind("--layer=", 0) == 0) opt.layer_path = a.substr(8);

@@ -12,6 +12,7 @@ namespace cldmabuf::info {
 struct Options {
     bool json = false;
     bool probe_egl = true;
+    bool probe_va = true;     // open a VA display and ask the pairing (--no-va: skipped)
     std::string fd_spec;      // --fd N | /proc/PID/fd/N
     std::string layer_path;   // what OPENCL_LAYERS names (for the "loaded" check)
     std::string self_exe;     // the cldmabuf-info binary, run again for the ICD-only view

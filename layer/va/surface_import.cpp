@@ -1,0 +1,124 @@
+// clCreateFromVA_APIMediaSurfaceINTEL: one plane of a VA surface as a 2D
+// image, through the layer's image import (layer/import/image.cpp, the
+// routes and zero-copy proof of docs/images.md).  The surface is exported
+// with libva's public vaExportSurfaceHandle (DRM PRIME 2, one layer per
+// plane); the plane's dma-buf, offset, pitch and modifier become the
+// import's properties (a tiled modifier is refused there: the VA context
+// gives no consent to a de-tiled copy).  The exported fds are all closed
+// before this returns: the import holds its own duplicate.
+#include <memory>
+#include <string>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/core/dispatch.hpp"
+#include "layer/import/fresh_handles.hpp"
+#include "layer/core/refuse.hpp"
+#include "layer/base/kernel_ops.hpp"
+#include "layer/base/log.hpp"
+#include "layer/core/registry.hpp"
+#include "layer/va/entry_points.hpp"
+#include "layer/va/forwarding.hpp"
+#include "layer/va/shared_objects.hpp"
+#include "layer/va/surface_export.hpp"
+
+namespace cldmabuf::va {
+namespace {
+
+constexpr const char *what = "clCreateFromVA_APIMediaSurfaceINTEL";
+
+cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+    return refuse_import(errcode_ret, err, what, why);
+}
+
+// The export's access from the image's: a read-only image never writes.
+uint32_t export_access(cl_mem_flags flags) {
+    if (flags & CL_MEM_READ_ONLY) return kExportReadOnly;
+    if (flags & CL_MEM_WRITE_ONLY) return kExportWriteOnly;
+    return kExportReadOnly | kExportWriteOnly;
+}
+
+}  // namespace
+
+cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags flags, VASurfaceID *surface,
+                                             cl_uint plane, cl_int *errcode_ret) {
+    if (!context || next().clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, 0, nullptr, nullptr) != CL_SUCCESS)
+        return fail(errcode_ret, CL_INVALID_CONTEXT, "invalid context");
+    VaContext shared;
+    if (!find_context(context, &shared)) {
+        const cl_platform_id platform = platform_of_context(context);
+        if (icd_has_va(platform)) {
+            using Fn = decltype(&create_from_media_surface);
+            if (auto icd = reinterpret_cast<Fn>(icd_function(platform, what)))
+                return fresh_mem(icd(context, flags, surface, plane, errcode_ret));
+        }
+        return fail(errcode_ret, CL_INVALID_CONTEXT, "the context was not created with CL_CONTEXT_VA_API_DISPLAY_INTEL");
+    }
+    const cl_mem_flags access = flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_READ_WRITE);
+    if (flags != access || (access != CL_MEM_READ_ONLY && access != CL_MEM_WRITE_ONLY && access != CL_MEM_READ_WRITE))
+        return fail(errcode_ret, CL_INVALID_VALUE,
+                    "flags must be exactly one of CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE");
+    if (!surface) return fail(errcode_ret, CL_INVALID_VA_API_MEDIA_SURFACE_INTEL, "surface is NULL");
+    const Libva *api = libva();
+    if (!api) return fail(errcode_ret, CL_INVALID_OPERATION, "libva cannot be loaded");
+
+    ExportedSurface exported;
+    if (VAStatus st = export_surface(*api, shared.display, *surface, export_access(flags), &exported);
+        st != kVaSuccess)
+        return fail(errcode_ret, CL_INVALID_VA_API_MEDIA_SURFACE_INTEL,
+                    "vaExportSurfaceHandle of surface " + std::to_string(*surface) + " failed: " +
+                        status_text(*api, st));
+    PlaneImage image;
+    std::string why;
+    if (cl_int err = plane_image(exported.desc, plane, &image, &why); err != CL_SUCCESS)
+        return fail(errcode_ret, err, "surface " + std::to_string(*surface) + ": " + why);
+
+    // The import takes the plane's fd; the other objects' fds close with `exported`.
+    const int fd = exported.take_fd(image.object);
+    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                       static_cast<cl_mem_properties>(fd),
+                                       CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,
+                                       static_cast<cl_mem_properties>(image.offset),
+                                       CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
+                                       static_cast<cl_mem_properties>(image.modifier),
+                                       0};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = image.width;
+    desc.image_height = image.height;
+    desc.image_row_pitch = image.pitch;
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = ours().clCreateImageWithProperties(context, props, flags, &image.format, &desc, nullptr, &err);
+    if (!mem) {
+        kernel().close(fd);
+        // The import logged its reason; in this extension's words a
+        // property it refused (a tiled or unknown modifier, a plane past the
+        // dma-buf) is a surface that cannot be shared.
+        if (err == CL_INVALID_PROPERTY || err == CL_INVALID_IMAGE_SIZE) err = CL_INVALID_VA_API_MEDIA_SURFACE_INTEL;
+        if (errcode_ret) *errcode_ret = err;
+        return nullptr;
+    }
+    std::shared_ptr<Import> import = imports().find(mem);
+    if (import) {
+        // The import made a duplicate of its own (Import::fd): the exported
+        // fd is closed now rather than held to the object's end.
+        if (import->app_fd == fd && import->app_fd_owned) {
+            import->app_fd_owned = false;
+            kernel().close(fd);
+        }
+        import->properties.clear();  // not created with a property list: CL_MEM_PROPERTIES is empty
+    }
+    auto entry = std::make_shared<VaImage>();
+    entry->context = context;
+    entry->display = shared.display;
+    entry->surface = *surface;
+    entry->plane = plane;
+    entry->import = import;
+    entry->layer_import = import != nullptr;
+    remember_image(mem, entry);
+    LOG_INFO("%s: surface %u plane %u (%zux%zu, pitch %zu, offset %zu) imported as %p", what, *surface, plane,
+             image.width, image.height, image.pitch, image.offset, static_cast<void *>(mem));
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return mem;
+}
+
+}  // namespace cldmabuf::va
