@@ -503,12 +503,7 @@ TEST_CASE("images: refusals name the right error and leave the fd (and no mappin
     const int fds_before = settled_fds();
     const int maps_before = settled_mappings();
     cl_int err = CL_SUCCESS;
-    auto refused = [&](cl_mem m, cl_int want) {
-        if (m) clReleaseMemObject(m);
-        CHECK(m == nullptr);
-        CHECK(err == want);
-        CHECK(fd_is_open(fd));
-    };
+    auto refused = [&](cl_mem m, cl_int want) { check_refused(m, err, want, fd); };
 
     SECTION("pitch smaller than a row") {
         Plane q = p;

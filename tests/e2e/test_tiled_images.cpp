@@ -379,12 +379,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
     const int fds_before = settled_fds(), maps_before = settled_mappings();
     const auto sim_before = vgen9().now();
     cl_int err = CL_SUCCESS;
-    auto refused = [&](cl_mem m, cl_int want) {
-        if (m) clReleaseMemObject(m);
-        CHECK(m == nullptr);
-        CHECK(err == want);
-        CHECK(fd_is_open(fd));
-    };
+    auto refused = [&](cl_mem m, cl_int want) { check_refused(m, err, want, fd); };
     // With a blitter each consented case meets its own rule; without one the
     // layer says there is nothing to de-tile with.
     auto consented = [&](cl_int want) { return blitter ? want : CL_INVALID_OPERATION; };
