@@ -1,14 +1,11 @@
 #include "cl_fixture.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -158,37 +155,6 @@ cl_kernel ClEnv::build_kernel(const char *source, const char *name) const {
     if (!kernel) throw std::runtime_error("clCreateKernel failed");
     return kernel;
 }
-
-int count_open_fds() {
-    int n = 0;
-    DIR *dir = opendir("/proc/self/fd");
-    while (dirent *e = readdir(dir)) n += e->d_name[0] != '.';
-    closedir(dir);
-    return n - 1;  // the directory's own fd
-}
-
-int count_mappings() {
-    // File-backed mappings other than loaded code: a leaked dma-buf mapping is
-    // one of them whatever its exporter calls it (/dmabuf:, memfd:, a GEM
-    // object's shmem file).  Anonymous memory is left out on purpose: thread
-    // stacks of the layer's per-queue workers and the ICD's allocator arenas
-    // (PoCL's ALLOC_HOST_PTR staging memory among them) come and go on their
-    // own schedule, and are not what these leak checks are about.
-    std::ifstream maps("/proc/self/maps");
-    int n = 0;
-    for (std::string line; std::getline(maps, line);) {
-        std::istringstream fields(line);
-        std::string range, perms, offset, dev, inode, path;
-        fields >> range >> perms >> offset >> dev >> inode;
-        std::getline(fields >> std::ws, path);
-        if (inode == "0") continue;
-        if (path.find(".so") != std::string::npos && perms.find('s') == std::string::npos) continue;
-        ++n;
-    }
-    return n;
-}
-
-bool fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
 std::vector<cl_external_memory_handle_type_khr> import_handle_types(cl_device_id device) {
     size_t bytes = 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "process_counts.hpp"
 
 namespace e2e {
 
@@ -47,10 +48,10 @@ std::string device_string(cl_device_id d, cl_device_info what);
 std::vector<std::string> split_words(const std::string &s);
 
 // Open fds of this process, and its file-backed mappings other than code
-// (/proc/self/maps; see count_mappings()).
-int count_open_fds();
-int count_mappings();
-bool fd_is_open(int fd);
+// (tests/support/process_counts.hpp, shared by every suite).
+using cldmabuf::test::count_mappings;
+using cldmabuf::test::count_open_fds;
+using cldmabuf::test::fd_is_open;
 
 // The device's external memory import handle types (the ICD's and the
 // layer's together).  The layer only ever adds DMA_BUF, so any other type in

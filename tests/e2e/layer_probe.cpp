@@ -9,6 +9,7 @@
 #include <exception>
 #include <mutex>
 
+#include "settled_counts.hpp"
 #include "test_dmabufs.hpp"
 
 namespace e2e {
@@ -116,37 +117,18 @@ bool eventually(const std::function<bool()> &done, int ms) {
 
 namespace {
 
-// Steps the layer runs on its workers (a release's unmap, a staging slot's
-// free) may still be finishing when a test takes its "before" count.
-void wait_for_idle_workers() {
+// The test platform for the settled counts (tests/support/settled_counts.hpp):
+// without one they settle without waiting for the layer's workers.
+cl_platform_id first_platform() {
     cl_platform_id platform = nullptr;
-    if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS) return;
-    eventually([&] {
-        LayerStats s{};
-        return clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) != CL_SUCCESS ||
-               s[CL_STATS_LIVE_WORKERS_CLDMABUF] == 0;
-    }, 5000);
-}
-
-// A count that has not changed for five looks 20 ms apart (ICDs such as
-// rusticl close their own files a little after the call that freed them).
-int settled(int (*count)()) {
-    wait_for_idle_workers();
-    int last = count();
-    for (int still = 0, i = 0; still < 5 && i < 100; ++i) {
-        usleep(20 * 1000);
-        const int now = count();
-        still = now == last ? still + 1 : 0;
-        last = now;
-    }
-    return last;
+    return clGetPlatformIDs(1, &platform, nullptr) == CL_SUCCESS ? platform : nullptr;
 }
 
 }  // namespace
 
-int settled_mappings() { return settled(count_mappings); }
+int settled_mappings() { return cldmabuf::test::settled_mappings(first_platform()); }
 
-int settled_fds() { return settled(count_open_fds); }
+int settled_fds() { return cldmabuf::test::settled_fds(first_platform()); }
 
 int open_fds_toward(int expected) {
     int now = count_open_fds();

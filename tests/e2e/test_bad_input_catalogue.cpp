@@ -36,10 +36,12 @@
 #include <CL/cl_egl.h>
 
 #include "CL/cl_ext_cldmabuf.h"
+#include "captured_log.hpp"
 #include "cl_fixture.hpp"
 #include "test_dmabufs.hpp"
 
 using namespace e2e;
+using cldmabuf::test::captured_log;
 
 namespace {
 
@@ -693,29 +695,6 @@ const std::vector<Row> &rows() {
          }},
     };
     return all;
-}
-
-// The layer's lines ("cldmabuf: ...") written to stderr while `run` ran.
-std::vector<std::string> captured_log(const std::function<void()> &run) {
-    std::fflush(stderr);
-    FILE *tmp = std::tmpfile();
-    REQUIRE(tmp);
-    const int saved = dup(2);
-    dup2(fileno(tmp), 2);
-    run();
-    std::fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    std::rewind(tmp);
-    std::vector<std::string> lines;
-    char line[2048];
-    while (std::fgets(line, sizeof line, tmp)) {
-        std::string s(line);
-        if (!s.empty() && s.back() == '\n') s.pop_back();
-        if (s.rfind("cldmabuf: ", 0) == 0) lines.push_back(s);
-    }
-    std::fclose(tmp);
-    return lines;
 }
 
 std::string error_name(cl_int e) {

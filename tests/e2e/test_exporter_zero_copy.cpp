@@ -17,6 +17,7 @@
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
 #include "dmabuf_view.hpp"
+#include "image_desc.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
@@ -113,10 +114,7 @@ TEST_CASE("exporter: the blitter takes the virtual Gen9's own exports and no oth
                                            CL_TRUE,
                                            0};
         const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
-        cl_image_desc desc{};
-        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-        desc.image_width = w;
-        desc.image_height = h;
+        const cl_image_desc desc = cldmabuf::test::image2d_desc(w, h);
         cl_int err = CL_SUCCESS;
         cl_mem image =
             clCreateImageWithProperties(env.context, props, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
@@ -175,10 +173,7 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
             const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
                                                static_cast<cl_mem_properties>(pixels.fd), 0};
             const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
-            cl_image_desc desc{};
-            desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-            desc.image_width = 64;
-            desc.image_height = 16;
+            const cl_image_desc desc = cldmabuf::test::image2d_desc(64, 16);
             cl_int err = CL_SUCCESS;
             cl_mem image =
                 clCreateImageWithProperties(env.context, props, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);

@@ -44,11 +44,14 @@
 #include "dmabuf_view.hpp"
 #include "event_info.hpp"
 #include "fault_control.hpp"
+#include "fault_errnos.hpp"
 #include "layer_probe.hpp"
+#include "step_result.hpp"
 #include "test_dmabufs.hpp"
 #include "vgen9_control.hpp"
 
 using namespace e2e;
+using cldmabuf::test::fault;
 using cldmabuf::test::vgen9;
 
 namespace {
@@ -57,23 +60,9 @@ const cl_mem_properties DMABUF = CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR;
 constexpr size_t kSize = 16384;
 constexpr cl_int kWrongData = 1;  // "succeeded" with the wrong bytes: always a failure
 
-// What the kernel can answer for each wrapped function (man pages; the
-// issue's list for ioctls, plus ENOTTY).  EINTR/EAGAIN of an ioctl is retried
-// by kernel_ioctl_retry, so a single one must complete correctly.
-const std::map<std::string, std::vector<int>> kErrnos = {
-    {"open", {ENOENT, EACCES, EMFILE, ENOMEM, EINTR, ENODEV, EIO}},
-    {"close", {EINTR, EIO, EBADF}},
-    {"fcntl", {EMFILE, EBADF, EINVAL}},
-    {"ioctl", {EINTR, EAGAIN, ENOMEM, EIO, EFAULT, EBADF, ENODEV, EINVAL, ETIME, ENOTTY}},
-    {"mmap", {ENOMEM, EACCES, ENODEV, EINVAL, EAGAIN, EBADF}},
-    {"munmap", {}},  // counted, never failed (fault_inject.cpp says why)
-    {"poll", {EINTR, EAGAIN, ENOMEM, EFAULT, EINVAL}},
-    {"lseek", {EINVAL, ESPIPE, EBADF, ENXIO}},
-    {"fstatfs", {EIO, EBADF, ENOSYS, EINTR, ENOMEM}},
-    {"fstat", {EBADF, EIO, ENOMEM, EFAULT}},
-    {"stat", {ENOENT, EACCES, ENOMEM, EIO}},
-    {"read", {EINTR, EIO, EAGAIN, EBADF}},
-};
+// What the kernel can answer for each wrapped function: the sweeps' one
+// table (tests/support/fault_errnos.hpp).
+const std::map<std::string, std::vector<int>> &kErrnos = cldmabuf::test::kFaultErrnos;
 
 // The spec's errors of each entry point the paths call.
 const std::set<cl_int> kCreateErrors = {CL_INVALID_CONTEXT, CL_INVALID_PROPERTY, CL_INVALID_VALUE,
@@ -128,16 +117,9 @@ cl_mem import_buffer(const ClEnv &env, int fd, cl_int *err) {
 }
 
 // The first failure of an enqueued step: its enqueue, its event, clFinish.
+// (tests/support/step_result.hpp, shared with the EGL sweep)
 cl_int step_result(const ClEnv &env, cl_int enqueued, cl_event ev) {
-    const cl_int finished = clFinish(env.queue);
-    cl_int status = CL_COMPLETE;
-    if (ev) {
-        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
-        clReleaseEvent(ev);
-    }
-    if (enqueued != CL_SUCCESS) return enqueued;
-    if (status < 0) return status;
-    return finished;
+    return cldmabuf::test::step_result(env.queue, enqueued, ev);
 }
 
 cl_int acquire(const ClEnv &env, cl_mem m) {

@@ -24,7 +24,10 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
+#include "destroy_mem.hpp"
+#include "device_sum.hpp"
 #include "dmabuf_view.hpp"
+#include "image_desc.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
@@ -41,18 +44,6 @@ cl_mem import_fd(const ClEnv &env, int fd, size_t size, cl_mem_flags flags = CL_
     REQUIRE(err == CL_SUCCESS);
     REQUIRE(mem);
     return mem;
-}
-
-// Releases `mem` and waits until the ICD destroyed it (the layer's
-// destructor callback, registered first, has run by then).
-void destroy(const ClEnv &env, cl_mem mem) {
-    static std::atomic<int> gone{0};
-    gone = 0;
-    REQUIRE(clSetMemObjectDestructorCallback(mem, [](cl_mem, void *) { gone++; }, nullptr) == CL_SUCCESS);
-    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    for (int i = 0; i < 500 && gone == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    REQUIRE(gone == 1);
 }
 
 void inc_in_place(const ClEnv &env, cl_kernel k, cl_mem mem, size_t n) {
@@ -244,11 +235,7 @@ TEST_CASE("fd ownership: an image import keeps working after the application clo
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(buf.fd),
                                        0};
     const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
-    cl_image_desc desc{};
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = w;
-    desc.image_height = h;
-    desc.image_row_pitch = pitch;
+    const cl_image_desc desc = cldmabuf::test::image2d_desc(w, h, pitch);
     cl_int err = CL_SUCCESS;
     cl_mem image = clCreateImageWithProperties(env.context, props, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
@@ -285,25 +272,9 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
     CHECK(rw == 0);  // no writable mapping was added for it
     CHECK(ro == 1);  // the layer's own, read-only (a device copy maps it too, to fill on acquire)
 
-    // A kernel sums what it reads.
-    cl_kernel k = env.build_kernel(
-        "kernel void sum(global const uint *b, uint n, global ulong *out) {"
-        "  if (get_global_id(0) == 0) { ulong s = 0; for (uint i = 0; i < n; ++i) s += b[i]; *out = s; } }",
-        "sum");
-    cl_int err = CL_SUCCESS;
-    cl_mem out = clCreateBuffer(env.context, CL_MEM_READ_WRITE, sizeof(cl_ulong), nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    const cl_uint count = n;
-    REQUIRE(clSetKernelArg(k, 0, sizeof mem, &mem) == CL_SUCCESS);
-    REQUIRE(clSetKernelArg(k, 1, sizeof count, &count) == CL_SUCCESS);
-    REQUIRE(clSetKernelArg(k, 2, sizeof out, &out) == CL_SUCCESS);
-    const size_t one = 1;
-    REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    cl_ulong sum = 0;
-    REQUIRE(clEnqueueReadBuffer(env.queue, out, CL_TRUE, 0, sizeof sum, &sum, 0, nullptr, nullptr) == CL_SUCCESS);
-    CHECK(sum == 5ull * n + (n - 1) * n / 2);
+    // A kernel sums what it reads (its result buffer is the copy source below).
+    cl_mem out = nullptr;
+    CHECK(device_sum(env, mem, n, &out) == 5ull * n + (n - 1) * n / 2);
     CHECK(view.has_words(5, n));
 
     // Host-enqueued writes would make the ICD write the read-only mapping:
@@ -328,6 +299,5 @@ TEST_CASE("a CL_MEM_READ_ONLY import is mapped read-only, and kernels still read
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     CHECK(view.has_words(5, n));  // the dma-buf itself was never written
     clReleaseMemObject(out);
-    clReleaseKernel(k);
     destroy(env, mem);
 }

@@ -22,6 +22,7 @@
 #include "CL/cl_ext_cldmabuf.h"
 #include "cl_fixture.hpp"
 #include "dmabuf_view.hpp"
+#include "image_import.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
@@ -60,19 +61,8 @@ bool supports(const ClEnv &env, cl_mem_flags flags, cl_channel_order o, cl_chann
 // Imports `plane` of `fd` as a 2D image.  The fd belongs to the image on success.
 cl_mem import_image(const ClEnv &env, int fd, const cl_image_format &format, const Plane &plane,
                     cl_mem_flags flags, cl_int *err, std::vector<cl_mem_properties> extra = {}) {
-    std::vector<cl_mem_properties> props{DMABUF, static_cast<cl_mem_properties>(fd)};
-    if (plane.offset) {
-        props.push_back(CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF);
-        props.push_back(plane.offset);
-    }
-    props.insert(props.end(), extra.begin(), extra.end());
-    props.push_back(0);
-    cl_image_desc desc{};
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = plane.width;
-    desc.image_height = plane.height;
-    desc.image_row_pitch = plane.pitch;
-    return clCreateImageWithProperties(env.context, props.data(), flags, &format, &desc, nullptr, err);
+    return import_image2d(env, {DMABUF, static_cast<cl_mem_properties>(fd)},
+                          {plane.width, plane.height, plane.pitch, plane.offset}, extra, format, flags, err);
 }
 
 bool forced_copy() {
@@ -563,12 +553,7 @@ TEST_CASE("images: refusals name the right error and leave the fd (and no mappin
     const int fds_before = settled_fds();
     const int maps_before = settled_mappings();
     cl_int err = CL_SUCCESS;
-    auto refused = [&](cl_mem m, cl_int want) {
-        if (m) clReleaseMemObject(m);
-        CHECK(m == nullptr);
-        CHECK(err == want);
-        CHECK(fd_is_open(fd));
-    };
+    auto refused = [&](cl_mem m, cl_int want) { check_refused(m, err, want, fd); };
 
     SECTION("pitch smaller than a row") {
         Plane q = p;

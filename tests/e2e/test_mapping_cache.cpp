@@ -20,6 +20,8 @@
 #include <thread>
 
 #include "cl_fixture.hpp"
+#include "destroy_mem.hpp"
+#include "device_sum.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 
@@ -59,43 +61,6 @@ cl_mem import_dup(const ClEnv &env, const Dmabuf &buf, size_t size) {
     cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
     return mem;  // owns fd
-}
-
-// Releases `mem` and waits until the ICD destroyed it (the layer's destructor
-// callback runs then).
-void destroy(const ClEnv &env, cl_mem mem) {
-    static std::atomic<int> gone{0};
-    gone = 0;
-    REQUIRE(clSetMemObjectDestructorCallback(mem, [](cl_mem, void *) { gone++; }, nullptr) == CL_SUCCESS);
-    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
-    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    for (int i = 0; i < 500 && gone == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    REQUIRE(gone == 1);
-}
-
-// Sum of the buffer's words, computed by a kernel (the device reads through
-// the mapping the import got).
-uint64_t device_sum(const ClEnv &env, cl_mem mem, size_t count) {
-    cl_kernel k = env.build_kernel(
-        "kernel void sum(global const uint *b, uint n, global ulong *out) {"
-        "  if (get_global_id(0) == 0) { ulong s = 0; for (uint i = 0; i < n; ++i) s += b[i]; *out = s; } }",
-        "sum");
-    cl_int err = CL_SUCCESS;
-    cl_mem out = clCreateBuffer(env.context, CL_MEM_READ_WRITE, sizeof(cl_ulong), nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    const cl_uint n = static_cast<cl_uint>(count);
-    REQUIRE(clSetKernelArg(k, 0, sizeof mem, &mem) == CL_SUCCESS);
-    REQUIRE(clSetKernelArg(k, 1, sizeof n, &n) == CL_SUCCESS);
-    REQUIRE(clSetKernelArg(k, 2, sizeof out, &out) == CL_SUCCESS);
-    const size_t one = 1;
-    REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clEnqueueNDRangeKernel(env.queue, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(env.release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    cl_ulong sum = 0;
-    REQUIRE(clEnqueueReadBuffer(env.queue, out, CL_TRUE, 0, sizeof sum, &sum, 0, nullptr, nullptr) == CL_SUCCESS);
-    clReleaseMemObject(out);
-    clReleaseKernel(k);
-    return sum;
 }
 
 void fill(const Dmabuf &buf, size_t count, uint32_t value) {

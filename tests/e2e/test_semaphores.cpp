@@ -37,21 +37,22 @@ struct Sem : LayerSemaphores {
     }
 };
 
-template <typename T>
-std::vector<T> device_array(cl_device_id d, cl_device_info name) {
+// An array-valued query (its size asked first), each call REQUIREd.
+template <typename T, typename Object, typename Info>
+std::vector<T> info_array(cl_int(CL_API_CALL *get)(Object, Info, size_t, void *, size_t *), Object o, Info name) {
     size_t bytes = 0;
-    REQUIRE(clGetDeviceInfo(d, name, 0, nullptr, &bytes) == CL_SUCCESS);
+    REQUIRE(get(o, name, 0, nullptr, &bytes) == CL_SUCCESS);
     std::vector<T> v(bytes / sizeof(T));
-    if (bytes) REQUIRE(clGetDeviceInfo(d, name, bytes, v.data(), nullptr) == CL_SUCCESS);
+    if (bytes) REQUIRE(get(o, name, bytes, v.data(), nullptr) == CL_SUCCESS);
     return v;
 }
 template <typename T>
+std::vector<T> device_array(cl_device_id d, cl_device_info name) {
+    return info_array<T>(clGetDeviceInfo, d, name);
+}
+template <typename T>
 std::vector<T> platform_array(cl_platform_id p, cl_platform_info name) {
-    size_t bytes = 0;
-    REQUIRE(clGetPlatformInfo(p, name, 0, nullptr, &bytes) == CL_SUCCESS);
-    std::vector<T> v(bytes / sizeof(T));
-    if (bytes) REQUIRE(clGetPlatformInfo(p, name, bytes, v.data(), nullptr) == CL_SUCCESS);
-    return v;
+    return info_array<T>(clGetPlatformInfo, p, name);
 }
 
 bool can_export(const ClEnv &env) {

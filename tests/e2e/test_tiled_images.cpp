@@ -32,6 +32,8 @@
 #include "cl_fixture.hpp"
 #include "dmabuf_view.hpp"
 #include "event_info.hpp"
+#include "image_desc.hpp"
+#include "image_import.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
@@ -105,20 +107,10 @@ struct Surface {
 
 cl_mem import_tiled(const ClEnv &env, int fd, const cl_image_format &format, const Surface &s, cl_mem_flags flags,
                     cl_int *err, std::vector<cl_mem_properties> extra = {CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, CL_TRUE}) {
-    std::vector<cl_mem_properties> props{DMABUF, static_cast<cl_mem_properties>(fd),
-                                         CL_MEM_DMA_BUF_MODIFIER_CLDMABUF, modifier_of(s.tiling)};
-    if (s.offset) {
-        props.push_back(CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF);
-        props.push_back(s.offset);
-    }
-    props.insert(props.end(), extra.begin(), extra.end());
-    props.push_back(0);
-    cl_image_desc desc{};
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = s.width;
-    desc.image_height = s.height;
-    desc.image_row_pitch = s.pitch;
-    return clCreateImageWithProperties(env.context, props.data(), flags, &format, &desc, nullptr, err);
+    return import_image2d(env,
+                          {DMABUF, static_cast<cl_mem_properties>(fd), CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
+                           modifier_of(s.tiling)},
+                          {s.width, s.height, s.pitch, s.offset}, extra, format, flags, err);
 }
 
 const char *kernels = R"(
@@ -399,12 +391,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
     const int fds_before = settled_fds(), maps_before = settled_mappings();
     const auto sim_before = vgen9().now();
     cl_int err = CL_SUCCESS;
-    auto refused = [&](cl_mem m, cl_int want) {
-        if (m) clReleaseMemObject(m);
-        CHECK(m == nullptr);
-        CHECK(err == want);
-        CHECK(fd_is_open(fd));
-    };
+    auto refused = [&](cl_mem m, cl_int want) { check_refused(m, err, want, fd); };
     // With a blitter each consented case meets its own rule; without one the
     // layer says there is nothing to de-tile with.
     auto consented = [&](cl_int want) { return blitter ? want : CL_INVALID_OPERATION; };
@@ -420,10 +407,7 @@ TEST_CASE("tiled images: refusals name the right error, leave the fd and leak no
         std::vector<cl_mem_properties> props{DMABUF, static_cast<cl_mem_properties>(fd),
                                              CL_MEM_DMA_BUF_MODIFIER_CLDMABUF, I915_FORMAT_MOD_Y_TILED_CCS,
                                              CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, CL_TRUE, 0};
-        cl_image_desc desc{};
-        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-        desc.image_width = 64;
-        desc.image_height = 16;
+        const cl_image_desc desc = cldmabuf::test::image2d_desc(64, 16);
         refused(clCreateImageWithProperties(env.context, props.data(), CL_MEM_READ_WRITE, &rgba8, &desc, nullptr, &err),
                 CL_INVALID_PROPERTY);
     }
@@ -513,11 +497,7 @@ TEST_CASE("images: clEnqueueMapImage on a zero-copy import brackets the CPU acce
     DmabufView view(buf);
     view.fill_random(3);
     std::vector<cl_mem_properties> props{DMABUF, static_cast<cl_mem_properties>(buf.fd), 0};
-    cl_image_desc desc{};
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = w;
-    desc.image_height = h;
-    desc.image_row_pitch = pitch;
+    const cl_image_desc desc = cldmabuf::test::image2d_desc(w, h, pitch);
     cl_int err = CL_SUCCESS;
     cl_mem image = clCreateImageWithProperties(env.context, props.data(), CL_MEM_READ_WRITE, &rgba8, &desc, nullptr,
                                                &err);

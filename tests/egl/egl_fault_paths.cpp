@@ -1,7 +1,11 @@
 #include "egl_fault_paths.hpp"
 
+#include "step_result.hpp"
+
 namespace egltest {
 namespace {
+
+using cldmabuf::test::step_result;
 
 const Format &rgba8() { return formats[2]; }
 
@@ -22,19 +26,6 @@ std::set<cl_int> both(const std::set<cl_int> &a, const std::set<cl_int> &b) {
     std::set<cl_int> u = a;
     u.insert(b.begin(), b.end());
     return u;
-}
-
-// The first failure of an enqueued step: its enqueue, its event, clFinish.
-cl_int step_result(cl_command_queue q, cl_int enqueued, cl_event ev) {
-    const cl_int finished = clFinish(q);
-    cl_int status = CL_COMPLETE;
-    if (ev) {
-        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
-        clReleaseEvent(ev);
-    }
-    if (enqueued != CL_SUCCESS) return enqueued;
-    if (status < 0) return status;
-    return finished;
 }
 
 // OpenCL's view of the whole image against the texture's pattern.

@@ -226,5 +226,19 @@ struct Shared {
     }
 };
 
+// What OpenCL sees of a whole W x H GL image import `mem`: acquired, read
+// (blocking) into `bytes` bytes, released, the queue finished; each step
+// REQUIREd.
+inline std::vector<uint8_t> read_through_cl(cl_command_queue queue, cl_mem mem, size_t bytes) {
+    REQUIRE(clEnqueueAcquireGLObjects(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    std::vector<uint8_t> seen(bytes);
+    const size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
+    REQUIRE(clEnqueueReadImage(queue, mem, CL_TRUE, origin, region, 0, 0, seen.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    REQUIRE(clEnqueueReleaseGLObjects(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(queue) == CL_SUCCESS);
+    return seen;
+}
+
 
 }  // namespace egltest

@@ -36,31 +36,24 @@
 #include <map>
 #include <sstream>
 
-#include "../e2e/fault_control.hpp"
+#include "captured_log.hpp"
 #include "egl_fault_control.hpp"
 #include "egl_fault_paths.hpp"
+#include "fault_control.hpp"
+#include "fault_errnos.hpp"
 #include "settled_counts.hpp"
 
 using namespace egltest;
-using e2e::fault;
+using cldmabuf::test::captured_log;
+using cldmabuf::test::fault;
+using cldmabuf::test::settled_fds;
+using cldmabuf::test::settled_mappings;
 
 namespace {
 
-// The host sweep's table (tests/e2e/test_fault_sweep.cpp, kErrnos).
-const std::map<std::string, std::vector<int>> kErrnos = {
-    {"open", {ENOENT, EACCES, EMFILE, ENOMEM, EINTR, ENODEV, EIO}},
-    {"close", {EINTR, EIO, EBADF}},
-    {"fcntl", {EMFILE, EBADF, EINVAL}},
-    {"ioctl", {EINTR, EAGAIN, ENOMEM, EIO, EFAULT, EBADF, ENODEV, EINVAL, ETIME, ENOTTY}},
-    {"mmap", {ENOMEM, EACCES, ENODEV, EINVAL, EAGAIN, EBADF}},
-    {"munmap", {}},
-    {"poll", {EINTR, EAGAIN, ENOMEM, EFAULT, EINVAL}},
-    {"lseek", {EINVAL, ESPIPE, EBADF, ENXIO}},
-    {"fstatfs", {EIO, EBADF, ENOSYS, EINTR, ENOMEM}},
-    {"fstat", {EBADF, EIO, ENOMEM, EFAULT}},
-    {"stat", {ENOENT, EACCES, ENOMEM, EIO}},
-    {"read", {EINTR, EIO, EAGAIN, EBADF}},
-};
+// What the kernel can answer for each wrapped function: the sweeps' one
+// table (tests/support/fault_errnos.hpp).
+const std::map<std::string, std::vector<int>> &kErrnos = cldmabuf::test::kFaultErrnos;
 
 // What EGL/GL can report for each function the layer calls on the export
 // path (EGL 1.5, EGL_KHR_image_base, EGL_MESA_image_dma_buf_export,
@@ -152,29 +145,6 @@ std::string describe(const Counts &n) {
     std::snprintf(s, sizeof s, "fds %d, mappings %d, context refs %u, layer EGLImages %ld, layer EGL contexts %ld",
                   n.fds, n.maps, n.ctx_refs, n.images, n.contexts);
     return s;
-}
-
-// The layer's lines ("cldmabuf: ...") written to stderr while `run` ran.
-std::vector<std::string> captured_log(const std::function<void()> &run) {
-    std::fflush(stderr);
-    FILE *tmp = std::tmpfile();
-    REQUIRE(tmp);
-    const int saved = dup(2);
-    dup2(fileno(tmp), 2);
-    run();
-    std::fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    std::rewind(tmp);
-    std::vector<std::string> lines;
-    char line[2048];
-    while (std::fgets(line, sizeof line, tmp)) {
-        std::string s(line);
-        if (!s.empty() && s.back() == '\n') s.pop_back();
-        if (s.rfind("cldmabuf: ", 0) == 0) lines.push_back(s);
-    }
-    std::fclose(tmp);
-    return lines;
 }
 
 struct Outcome {

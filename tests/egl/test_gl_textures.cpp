@@ -110,14 +110,7 @@ TEST_CASE("GL textures: GL -> kernel -> GL, bit-exact, zero-copy", "[vm][gl]") {
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, f.format, f.type, pixels2.data());
         glBindTexture(GL_TEXTURE_2D, 0);
         glFinish();
-        REQUIRE(clEnqueueAcquireGLObjects(s.queue, 1, &src, 0, nullptr, nullptr) == CL_SUCCESS);
-        std::vector<uint8_t> seen(pixels2.size());
-        const size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
-        REQUIRE(clEnqueueReadImage(s.queue, src, CL_TRUE, origin, region, 0, 0, seen.data(), 0, nullptr,
-                                   nullptr) == CL_SUCCESS);
-        REQUIRE(clEnqueueReleaseGLObjects(s.queue, 1, &src, 0, nullptr, nullptr) == CL_SUCCESS);
-        REQUIRE(clFinish(s.queue) == CL_SUCCESS);
-        CHECK(seen == pixels2);
+        CHECK(read_through_cl(s.queue, src, pixels2.size()) == pixels2);
 
         clReleaseMemObject(src);
         clReleaseMemObject(dst);
@@ -270,14 +263,7 @@ TEST_CASE("GL renderbuffers and clCreateContextFromType", "[vm][gl]") {
     CHECK(name == rb);
     cl_GLenum target = 0;
     CHECK(clGetGLTextureInfo(mem, CL_GL_TEXTURE_TARGET, sizeof target, &target, nullptr) == CL_INVALID_GL_OBJECT);
-    REQUIRE(clEnqueueAcquireGLObjects(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    std::vector<uint8_t> seen(expected.size());
-    const size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
-    REQUIRE(clEnqueueReadImage(queue, mem, CL_TRUE, origin, region, 0, 0, seen.data(), 0, nullptr, nullptr) ==
-            CL_SUCCESS);
-    REQUIRE(clEnqueueReleaseGLObjects(queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clFinish(queue) == CL_SUCCESS);
-    CHECK(seen == expected);
+    CHECK(read_through_cl(queue, mem, expected.size()) == expected);
 
     clReleaseMemObject(mem);
     clReleaseCommandQueue(queue);

@@ -156,14 +156,7 @@ TEST_CASE("GPU copy path: same bits both ways, producer state restored", "[vm][g
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, f.format, f.type, pixels2.data());
         glBindTexture(GL_TEXTURE_2D, 0);
         glFinish();
-        REQUIRE(clEnqueueAcquireGLObjects(s.queue, 1, &src, 0, nullptr, nullptr) == CL_SUCCESS);
-        std::vector<uint8_t> seen(pixels2.size());
-        const size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
-        REQUIRE(clEnqueueReadImage(s.queue, src, CL_TRUE, origin, region, 0, 0, seen.data(), 0, nullptr,
-                                   nullptr) == CL_SUCCESS);
-        REQUIRE(clEnqueueReleaseGLObjects(s.queue, 1, &src, 0, nullptr, nullptr) == CL_SUCCESS);
-        REQUIRE(clFinish(s.queue) == CL_SUCCESS);
-        CHECK(seen == pixels2);
+        CHECK(read_through_cl(s.queue, src, pixels2.size()) == pixels2);
         std::printf("%s: GPU copy path bit-exact both ways, producer state restored\n", f.name);
 
         clReleaseMemObject(src);

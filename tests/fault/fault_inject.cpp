@@ -97,7 +97,7 @@ F next(const char *name) {
 
 }  // namespace
 
-// ---- control (looked up with dlsym by tests/e2e/fault_control.hpp) ---------
+// ---- control (looked up with dlsym by tests/support/fault_control.hpp) ---------
 
 // Count the layer's calls and remember their functions; fail none.
 EXPORT void cldmabuf_fault_record(void) {

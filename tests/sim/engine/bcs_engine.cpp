@@ -290,6 +290,16 @@ inline uint64_t addr48(uint32_t lo, uint32_t hi) {
     return (uint64_t{hi & 0xFFFF} << 32) | lo;
 }
 
+// DW2-DW6, DW8 and DW9 mean the same in XY_SRC_COPY_BLT and XY_FAST_COPY_BLT:
+// the destination rectangle and address, the source origin and address.
+void read_rectangles(const uint32_t *c, Blit &b) {
+    b.dx1 = lo16(c[2]); b.dy1 = hi16(c[2]);
+    b.dx2 = lo16(c[3]); b.dy2 = hi16(c[3]);
+    b.dst.base = addr48(c[4], c[5]);
+    b.sx1 = lo16(c[6]); b.sy1 = hi16(c[6]);
+    b.src.base = addr48(c[8], c[9]);
+}
+
 int exec_src_copy(const uint32_t *c, size_t at, const BcsState &st, AddressSpace &as,
                   const LogFn &log) {
     const uint32_t dw0 = c[0], br13 = c[1];
@@ -308,11 +318,7 @@ int exec_src_copy(const uint32_t *c, size_t at, const BcsState &st, AddressSpace
     b.src.tiling = !src_tiled ? Tiling::Linear : (st.bcs_swctrl & 1) ? Tiling::Y : Tiling::X;
     b.dst.pitch = lo16(br13) * (dst_tiled ? 4 : 1);
     b.src.pitch = lo16(c[7]) * (src_tiled ? 4 : 1);
-    b.dx1 = lo16(c[2]); b.dy1 = hi16(c[2]);
-    b.dx2 = lo16(c[3]); b.dy2 = hi16(c[3]);
-    b.dst.base = addr48(c[4], c[5]);
-    b.sx1 = lo16(c[6]); b.sy1 = hi16(c[6]);
-    b.src.base = addr48(c[8], c[9]);
+    read_rectangles(c, b);
     if (b.dx2 <= b.dx1 || b.dy2 <= b.dy1) return 0;
     for (auto [nm, s] : {std::pair{"dst", &b.dst}, std::pair{"src", &b.src}}) {
         const std::string p = tiled_problem(nm, *s);
@@ -357,11 +363,7 @@ int exec_fast_copy(const uint32_t *c, size_t at, AddressSpace &as, const LogFn &
     }
     b.dst.pitch = lo16(dw1) * (b.dst.tiling != Tiling::Linear ? 4 : 1);
     b.src.pitch = lo16(c[7]) * (b.src.tiling != Tiling::Linear ? 4 : 1);
-    b.dx1 = lo16(c[2]); b.dy1 = hi16(c[2]);
-    b.dx2 = lo16(c[3]); b.dy2 = hi16(c[3]);
-    b.dst.base = addr48(c[4], c[5]);
-    b.sx1 = lo16(c[6]); b.sy1 = hi16(c[6]);
-    b.src.base = addr48(c[8], c[9]);
+    read_rectangles(c, b);
     if (b.dx2 <= b.dx1 || b.dy2 <= b.dy1) return 0;
     const int32_t x1[2] = {b.dx1, b.sx1};
     for (int i = 0; i < 2; ++i) {

@@ -1,10 +1,11 @@
 // The fault injector's control API (tests/fault/fault_inject.cpp), looked up
-// with dlsym so that e2e-tests still loads without the instrument preloaded.
+// with dlsym so that a test binary still loads without the instrument
+// preloaded.  Used by the host and the EGL fault sweeps.
 #pragma once
 
 #include <dlfcn.h>
 
-namespace e2e {
+namespace cldmabuf::test {
 
 struct FaultControl {
     void (*record)(void) = nullptr;          // count the layer's calls, fail none
@@ -38,4 +39,4 @@ inline const FaultControl &fault() {
     return control;
 }
 
-}  // namespace e2e
+}  // namespace cldmabuf::test

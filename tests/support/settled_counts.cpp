@@ -1,0 +1,40 @@
+#include "settled_counts.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "process_counts.hpp"
+
+namespace cldmabuf::test {
+
+void wait_for_idle_workers(cl_platform_id platform) {
+    if (!platform) return;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+        cl_ulong s[CL_STATS_COUNT_CLDMABUF] = {};
+        if (clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s, nullptr) != CL_SUCCESS ||
+            s[CL_STATS_LIVE_WORKERS_CLDMABUF] == 0)
+            return;
+        if (std::chrono::steady_clock::now() > end) return;
+        usleep(5000);
+    }
+}
+
+int settled_count(cl_platform_id platform, int (*count)()) {
+    wait_for_idle_workers(platform);
+    int last = count();
+    for (int still = 0, i = 0; still < 5 && i < 100; ++i) {
+        usleep(20 * 1000);
+        const int now = count();
+        still = now == last ? still + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
+int settled_fds(cl_platform_id platform) { return settled_count(platform, count_open_fds); }
+int settled_mappings(cl_platform_id platform) { return settled_count(platform, count_mappings); }
+
+}  // namespace cldmabuf::test

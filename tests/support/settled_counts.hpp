@@ -1,0 +1,26 @@
+// Leak counts taken once the layer is quiet, for every suite's leak checks:
+// the process's open fds and its file-backed mappings (process_counts.hpp),
+// each taken once the layer's host-step workers are idle (no per-queue
+// thread alive: each has a stack mapping; a release's unmap or a staging
+// slot's free may still be finishing on one) and the count has stopped moving
+// (ICDs such as rusticl, and Mesa's threads, open and close files of their own
+// a moment after the call that freed them).  A check compares two settled
+// counts.
+#pragma once
+
+#include <CL/cl.h>
+
+namespace cldmabuf::test {
+
+// Up to 5 s for the layer's host-step threads on `platform` to end (asked of
+// the layer's CL_PLATFORM_STATS_CLDMABUF; returns at once without the layer or
+// with no platform).
+void wait_for_idle_workers(cl_platform_id platform);
+
+// A count unchanged for five looks 20 ms apart (bounded at 2 s), after
+// wait_for_idle_workers(platform).
+int settled_count(cl_platform_id platform, int (*count)());
+int settled_fds(cl_platform_id platform);
+int settled_mappings(cl_platform_id platform);
+
+}  // namespace cldmabuf::test
