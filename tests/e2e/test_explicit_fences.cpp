@@ -101,6 +101,20 @@ bool layer_import(cl_mem mem) {
 
 // sync_file fds open now: the virtual Gen9's count (its sync_files are its
 // own), else this process's anon_inode:sync_file fds.
+size_t sync_files_open();
+
+// The count once it has not changed for 20 ms (at most 2 s).
+size_t settled_sync_files() {
+    size_t last = sync_files_open();
+    for (int same = 0, i = 0; same < 4 && i < 400; ++i) {
+        usleep(5000);
+        const size_t now = sync_files_open();
+        same = now == last ? same + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
 size_t sync_files_open() {
     if (vgen9().loaded) return vgen9().now().live_sync_fds;
     size_t n = 0;
@@ -328,7 +342,10 @@ TEST_CASE("explicit fences: EXPORT_SYNC_FILE refused (ENOTTY) falls back to poll
     cl_event acq = nullptr;
     {
         PendingWriter writer(env, a, b);
-        const size_t with_writer = sync_files_open();
+        // The writer's sync_files as they settle: the layer's worker keeps a
+        // dup of the copy's batch fence for the semaphore chain, taken just
+        // after the submission the writer waited for.
+        const size_t with_writer = settled_sync_files();
         REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, &acq) == CL_SUCCESS);
         CHECK_FALSE(eventually([&] { return status_of(acq) == CL_COMPLETE; }, fence_timeout_ms() / 5));
         CHECK(sync_files_open() == with_writer);  // polled: no sync_file of the acquire's
