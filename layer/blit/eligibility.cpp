@@ -5,6 +5,7 @@
 #include "layer/blit/device_pairing.hpp"
 #include "layer/blit/gem_cache.hpp"
 #include "layer/core/dispatch.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/base/stats.hpp"
 
 namespace cldmabuf {
@@ -42,7 +43,7 @@ const char *classify(cl_command_queue queue, cl_mem src_mem, MemKind src_kind, c
     cl_context ctx = nullptr;
     cl_device_id device = nullptr;
     if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr) != CL_SUCCESS ||
-        next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS) {
+        !(device = queue_device(queue))) {
         *status = CL_INVALID_COMMAND_QUEUE;
         return "invalid command queue";
     }

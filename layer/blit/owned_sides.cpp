@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
 
@@ -31,9 +32,9 @@ cl_int side_of(cl_mem mem, cl_command_queue queue, const char *what, const char 
         return CL_INVALID_MEM_OBJECT;
     }
     side->size = size;
-    cl_device_id device = nullptr;
     cl_uint align_bits = 0;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS) {
+    cl_device_id device = queue_device(queue);
+    if (!device) {
         LOG_ERROR("%s: invalid command queue", what);
         return CL_INVALID_COMMAND_QUEUE;
     }

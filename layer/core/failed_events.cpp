@@ -6,10 +6,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "layer/core/dispatch.hpp"
-#include "layer/base/log.hpp"
-#include "layer/base/settings.hpp"
-
 namespace cldmabuf {
 namespace {
 
@@ -20,17 +16,7 @@ int pocl_major(const std::string &version) {
     return std::atoi(version.c_str() + at + 5);
 }
 
-std::string platform_string(cl_platform_id platform, cl_platform_info what) {
-    size_t size = 0;
-    if (next().clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-    std::string s(size, '\0');
-    if (next().clGetPlatformInfo(platform, what, size, s.data(), nullptr) != CL_SUCCESS) return {};
-    s.resize(std::strlen(s.c_str()));
-    return s;
-}
-
-std::mutex modes_mutex;
-auto *modes = new std::unordered_map<cl_platform_id, FailureMode>;
+std::atomic<FailureModeSource> mode_source{nullptr};
 
 std::mutex latch_mutex;
 auto *latches = new std::unordered_map<cl_command_queue, cl_int>;
@@ -93,25 +79,11 @@ FailureMode decide_failure_mode(const std::string &name, const std::string &vers
     return FailureMode::sidetable;
 }
 
+void install_failure_mode_source(FailureModeSource source) { mode_source.store(source); }
+
 FailureMode failure_mode(cl_command_queue queue) {
-    cl_device_id device = nullptr;
-    cl_platform_id platform = nullptr;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS ||
-        next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-        return FailureMode::sidetable;
-    {
-        std::lock_guard lock(modes_mutex);
-        if (auto it = modes->find(platform); it != modes->end()) return it->second;
-    }
-    const std::string name = platform_string(platform, CL_PLATFORM_NAME);
-    const std::string version = platform_string(platform, CL_PLATFORM_VERSION);
-    std::string why;
-    const FailureMode mode = decide_failure_mode(name, version, setting("CLDMABUF_FAILED_EVENTS"), &why);
-    std::lock_guard lock(modes_mutex);
-    if (modes->emplace(platform, mode).second)
-        LOG_INFO("failed host steps on \"%s\" (%s): %s (%s)", name.c_str(), version.c_str(),
-                 mode == FailureMode::propagate ? "propagate to the ICD" : "side table", why.c_str());
-    return mode;
+    const FailureModeSource source = mode_source.load();
+    return source ? source(queue) : FailureMode::sidetable;
 }
 
 void note_queue_failure(cl_command_queue queue, cl_int status) {

@@ -19,8 +19,9 @@
 //              queue for good, NEO 22.43 aborts later: docs/layer-rules.md,
 //              "When host work fails").
 //
-// The choice is made per platform in failure_mode() alone, logged once per
-// platform; CLDMABUF_FAILED_EVENTS=propagate|sidetable forces it.
+// The choice is made per platform by decide_failure_mode() alone, kept and
+// logged once per platform in the platform's profile (layer/icd/profile.hpp);
+// CLDMABUF_FAILED_EVENTS=propagate|sidetable forces it.
 #pragma once
 
 #include <string>
@@ -36,7 +37,11 @@ enum class FailureMode { propagate, sidetable };
 FailureMode decide_failure_mode(const std::string &platform_name, const std::string &platform_version,
                                 const char *setting, std::string *why);
 
-// The mode for the ICD behind `queue` (cached per platform).
+// The mode for the ICD behind `queue`: the source the ICD's profile installs
+// (layer/icd/profile.hpp, a floor this one does not include), sidetable
+// until then.
+using FailureModeSource = FailureMode (*)(cl_command_queue queue);
+void install_failure_mode_source(FailureModeSource source);
 FailureMode failure_mode(cl_command_queue queue);
 
 // Per-queue latch: the first failure of a layer step on `queue` since the

@@ -13,7 +13,8 @@ cl_platform_id device_platform(cl_device_id device);
 cl_context queue_context(cl_command_queue queue);
 cl_context mem_context(cl_mem mem);
 
-// Whether the ICD handles these calls itself on `platform`.
+// Whether the ICD handles these calls itself on `platform` (the platform's
+// profile, layer/icd/profile.hpp).
 bool icd_egl_image(cl_platform_id platform);
 bool icd_gl_sharing(cl_platform_id platform);
 // icd_gl_sharing for the context's platform.

@@ -39,6 +39,7 @@
 #include "layer/queue/passthrough.hpp"
 #include "layer/core/events.hpp"
 #include "layer/entry/dispatch_table.hpp"
+#include "layer/icd/profile.hpp"
 #include "layer/icd/slots.hpp"
 #include "layer/entry/queue_calls.hpp"
 #include "layer/entry/extensions.hpp"
@@ -342,6 +343,7 @@ const cl_icd_dispatch *init_dispatch(const cl_icd_dispatch *target, cl_uint num_
     std::memcpy(&layer_dispatch, target, slots * sizeof(void *));
     std::memcpy(&guarded_next, target, slots * sizeof(void *));
     guard_icd_slots(guarded_next, target, static_cast<cl_uint>(slots));
+    install_icd_profile();  // the host steps' failure mode comes from the platform's profile
     fill_layer_table(layer_dispatch);
     return &layer_dispatch;
 }

@@ -3,6 +3,7 @@
 // extended_versioning test compares them).  The extension functions the
 // layer hands out by name are listed in layer/entry/dispatch_table.cpp.
 #include "layer/entry/extensions.hpp"
+#include "layer/icd/devices.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -183,9 +184,8 @@ constexpr NameFilter layer_device_name(layer_device_names);
     switch (name) {
     case CL_DEVICE_EXTENSIONS:
     case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
-        cl_platform_id platform = nullptr;
-        if (next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-            platform = nullptr;  // the ICD's own error answers the query below
+        // nullptr when the ICD does not answer: its own error answers the query below.
+        cl_platform_id platform = device_platform(device);
         return name == CL_DEVICE_EXTENSIONS
                        ? patched_extension_string(query, platform, name, size, value, size_ret)
                        : patched_extension_versions(query, platform, name, size, value, size_ret);

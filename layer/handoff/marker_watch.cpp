@@ -4,21 +4,9 @@
 #include <thread>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/icd/profile.hpp"
 
 namespace cldmabuf {
-namespace {
-// How long the application's thread may watch a marker the device already
-// holds.  An ICD completes a marker asynchronously even on an idle queue
-// (PoCL 3.1: within a microsecond; yielding, 600 of 600 within this bound
-// at load 7 on 2 cores), so "is the queue idle" needs a short look.  Past
-// the bound the command takes the queued path: an ICD that reports a marker
-// behind a running kernel as CL_SUBMITTED costs the caller at most this.
-// At least idle_looks looks as well: on a slow machine (the VM lane's TCG)
-// the ICD's thread is slower by the same factor as each look.
-constexpr auto idle_look = std::chrono::microseconds(50);
-constexpr int idle_looks = 64;
-
-}  // namespace
 
 cl_int status_of(cl_event marker) {
     cl_int status = CL_QUEUED;
@@ -34,7 +22,8 @@ cl_int status_of(cl_event marker) {
 // neither flushed nor asked.  Otherwise a marker still CL_QUEUED after a
 // flush waits for earlier commands (PoCL submits a command to its device
 // once its dependencies completed): no waiting for it here.  One
-// CL_SUBMITTED or CL_RUNNING is watched for up to idle_look and idle_looks.
+// CL_SUBMITTED or CL_RUNNING is watched within the platform's marker timing
+// (its profile, layer/icd/profile.hpp: why those bounds), asked only then.
 cl_int enqueue_marker(cl_command_queue queue, bool known_idle, cl_event *marker, bool *idle) {
     if (cl_int err = next().clEnqueueMarkerWithWaitList(queue, 0, nullptr, marker); err != CL_SUCCESS) return err;
     if (known_idle) {
@@ -47,7 +36,8 @@ cl_int enqueue_marker(cl_command_queue queue, bool known_idle, cl_event *marker,
         status = status_of(*marker);
     }
     if (status == CL_SUBMITTED || status == CL_RUNNING) {
-        const auto deadline = std::chrono::steady_clock::now() + idle_look;
+        const MarkerTiming timing = profile_marker_timing(queue_platform(queue));
+        const auto deadline = std::chrono::steady_clock::now() + timing.look;
         // Yield between looks: on a loaded machine the ICD's own thread
         // needs the core this thread would spin on.
         int looks = 0;
@@ -55,7 +45,7 @@ cl_int enqueue_marker(cl_command_queue queue, bool known_idle, cl_event *marker,
             std::this_thread::yield();
             status = status_of(*marker);
         } while ((status == CL_SUBMITTED || status == CL_RUNNING) &&
-                 (++looks < idle_looks || std::chrono::steady_clock::now() < deadline));
+                 (++looks < timing.looks || std::chrono::steady_clock::now() < deadline));
     }
     *idle = status == CL_COMPLETE;
     return CL_SUCCESS;

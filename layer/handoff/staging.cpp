@@ -11,7 +11,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -21,6 +20,8 @@
 #include "layer/handoff/parallel_copy.hpp"
 #include "layer/import/buffer.hpp"
 #include "layer/core/import_state.hpp"
+#include "layer/icd/devices.hpp"
+#include "layer/icd/profile.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/settings.hpp"
@@ -104,7 +105,6 @@ struct HeldStaging {
 void forget_held_staging(const Import &import);
 ImportState<HeldStaging> held_staging(forget_held_staging);
 void forget_held_staging(const Import &import) { held_staging.forget(import); }
-std::set<cl_device_id> refused_devices;  // logged once each
 
 bool wanted_for(cl_device_id device) {
     switch (staging_choice()) {
@@ -164,7 +164,6 @@ struct HeldRegistration {
 void forget_registration(const Import &import);
 ImportState<HeldRegistration> registrations(forget_registration);
 void forget_registration(const Import &import) { registrations.forget(import); }
-std::set<cl_device_id> unregistered_devices;  // logged once each
 
 // Registers `import`'s dma-buf with the ICD on its first copy-route
 // handoff; tried once per import: a refusal is remembered as an empty entry
@@ -191,7 +190,7 @@ void register_once(const Import &import, cl_device_id device) {
                                        import.size, map, &err);
     if (!pin) {
         kernel().munmap(map, import.size);
-        if (unregistered_devices.insert(device).second)
+        if (record_registration_refused(device))  // logged once per device, kept in its profile
             LOG_INFO("staging: the ICD refused a CL_MEM_USE_HOST_PTR buffer over an import's mapping (error %d): "
                      "copy-route transfers on device %p go through pinned staging", err, static_cast<void *>(device));
         registrations.emplace(import, HeldRegistration());
@@ -230,9 +229,8 @@ std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id dev
 std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queue) {
     if (import.is_image || import.route != Route::copy || staging_choice() == StagingChoice::off)
         return nullptr;
-    cl_device_id device = nullptr;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
-        return nullptr;
+    cl_device_id device = queue_device(queue);
+    if (!device) return nullptr;
     if (!wanted_for(device)) return nullptr;
     std::lock_guard lock(cache_mutex);
     // A registered import still takes the staging's queue (its transfers run
@@ -245,7 +243,7 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
         s = make_staging(import.context, device, &why);
         if (!s) {
             stats().staging_fallbacks++;
-            if (refused_devices.insert(device).second)
+            if (record_staging_refused(device))  // logged once per device, kept in its profile
                 LOG_WARN("staging: %s; copy-route transfers on device %p go straight from the dma-buf's mapping",
                          why.c_str(), static_cast<void *>(device));
             return nullptr;

@@ -18,6 +18,33 @@ cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
     return next().clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, out->data(), nullptr);
 }
 
+cl_platform_id device_platform(cl_device_id device) {
+    cl_platform_id platform = nullptr;
+    if (next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
+        return nullptr;
+    return platform;
+}
+
+cl_device_id queue_device(cl_command_queue queue) {
+    cl_device_id device = nullptr;
+    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
+        return nullptr;
+    return device;
+}
+
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+    size_t size = 0;
+    if (next().clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+    std::string s(size, '\0');
+    if (next().clGetPlatformInfo(platform, what, size, s.data(), nullptr) != CL_SUCCESS) return {};
+    s.resize(std::strlen(s.c_str()));
+    return s;
+}
+
+bool platform_has_extension(cl_platform_id platform, const char *ext) {
+    return extension_listed(platform_string(platform, CL_PLATFORM_EXTENSIONS), ext);
+}
+
 bool device_in(const std::vector<cl_device_id> &list, cl_device_id device) {
     return std::find(list.begin(), list.end(), device) != list.end();
 }

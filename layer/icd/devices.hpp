@@ -14,6 +14,17 @@ namespace cldmabuf {
 // through the ICD.
 cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 
+// The platform of a device (nullptr when the ICD does not answer).
+cl_platform_id device_platform(cl_device_id device);
+// The device of a queue (nullptr when the ICD does not answer).
+cl_device_id queue_device(cl_command_queue queue);
+
+// A platform's string (CL_PLATFORM_NAME, _VERSION, _EXTENSIONS, ...),
+// empty when the ICD has none.
+std::string platform_string(cl_platform_id platform, cl_platform_info what);
+// True when the platform's CL_PLATFORM_EXTENSIONS lists `ext`.
+bool platform_has_extension(cl_platform_id platform, const char *ext);
+
 // True when `device` is in `list` (no ICD call: `device` may be garbage).
 bool device_in(const std::vector<cl_device_id> &list, cl_device_id device);
 // The same, also accepting a sub-device of a listed device.  Asks the ICD

@@ -1,14 +1,12 @@
 #include "layer/icd/slots.hpp"
 
 #include <cstddef>
-#include <cstdio>
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <string>
 #include <vector>
 
 #include "layer/core/refuse.hpp"
+#include "layer/icd/devices.hpp"
+#include "layer/icd/profile.hpp"
 #include "layer/base/log.hpp"
 
 namespace cldmabuf {
@@ -25,19 +23,6 @@ bool slot_present(size_t offset) {
     return slot != nullptr;
 }
 #define SLOT_PRESENT(name) slot_present(offsetof(cl_icd_dispatch, name))
-
-cl_version parse_version(const std::string &text) {
-    unsigned major = 0, minor = 0;
-    if (std::sscanf(text.c_str(), "OpenCL %u.%u", &major, &minor) != 2) return 0;
-    return CL_MAKE_VERSION(major, minor, 0);
-}
-
-cl_platform_id device_platform(cl_device_id device) {
-    cl_platform_id platform = nullptr;
-    if (raw_table->clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-        return nullptr;
-    return platform;
-}
 
 cl_version device_version(cl_device_id device) {
     cl_platform_id platform = device_platform(device);
@@ -117,33 +102,11 @@ cl_int CL_API_CALL guard_get_device_and_host_timer(cl_device_id device, cl_ulong
 
 }  // namespace
 
-cl_version icd_platform_version(cl_platform_id platform) {
-    static std::mutex mutex;
-    static std::map<cl_platform_id, cl_version> cache;
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = cache.find(platform); it != cache.end()) return it->second;
-    }
-    size_t bytes = 0;
-    if (raw_table->clGetPlatformInfo(platform, CL_PLATFORM_VERSION, 0, nullptr, &bytes) != CL_SUCCESS || !bytes)
-        return 0;
-    std::string text(bytes, '\0');
-    if (raw_table->clGetPlatformInfo(platform, CL_PLATFORM_VERSION, bytes, text.data(), nullptr) != CL_SUCCESS)
-        return 0;
-    const cl_version version = parse_version(text);
-    std::lock_guard lock(mutex);
-    cache[platform] = version;
-    return version;
-}
+cl_version icd_platform_version(cl_platform_id platform) { return profile_platform_version(platform); }
 
 cl_version icd_context_version(cl_context context) {
-    size_t bytes = 0;
-    if (raw_table->clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &bytes) != CL_SUCCESS ||
-        bytes < sizeof(cl_device_id))
-        return 0;
-    std::vector<cl_device_id> devices(bytes / sizeof(cl_device_id));
-    if (raw_table->clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, devices.data(), nullptr) != CL_SUCCESS)
-        return 0;
+    std::vector<cl_device_id> devices;
+    if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return 0;
     return device_version(devices[0]);
 }
 

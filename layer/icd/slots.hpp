@@ -12,7 +12,8 @@
 namespace cldmabuf {
 
 // The platform's CL_PLATFORM_VERSION as CL_MAKE_VERSION(major, minor, 0),
-// cached per platform; 0 when it cannot be read.
+// kept in the platform's profile (layer/icd/profile.hpp); 0 when it cannot
+// be read.
 cl_version icd_platform_version(cl_platform_id platform);
 cl_version icd_context_version(cl_context context);
 

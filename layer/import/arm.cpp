@@ -28,9 +28,8 @@ using ImportMemoryArmFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const 
 ImportMemoryArmFn icd_import_memory_arm(cl_context context) {
     std::vector<cl_device_id> devices;
     if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return nullptr;
-    cl_platform_id platform = nullptr;
-    if (next().clGetDeviceInfo(devices[0], CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-        return nullptr;
+    cl_platform_id platform = device_platform(devices[0]);
+    if (!platform) return nullptr;
     return reinterpret_cast<ImportMemoryArmFn>(
         next().clGetExtensionFunctionAddressForPlatform(platform, "clImportMemoryARM"));
 }

@@ -111,12 +111,6 @@ bool icd_imports_dmabuf_for(cl_context context, const cl_mem_properties *props) 
     return true;
 }
 
-cl_platform_id device_platform(cl_device_id device) {
-    cl_platform_id platform = nullptr;
-    next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
-    return platform;
-}
-
 // True when the ICD created `mem` from an external memory handle (its
 // CL_MEM_PROPERTIES name one).
 bool icd_external_object(cl_mem mem) {
@@ -244,9 +238,8 @@ bool native_external_mem_command(bool acquire, cl_command_queue queue, cl_uint n
     for (cl_uint i = 0; i < n; ++i) ours += imports().find(mems[i]) ? 1 : 0;
     if (ours == n) return false;
     const char *name = acquire ? "clEnqueueAcquireExternalMemObjectsKHR" : "clEnqueueReleaseExternalMemObjectsKHR";
-    cl_device_id device = nullptr;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
-        return false;  // the layer reports the invalid queue
+    cl_device_id device = queue_device(queue);
+    if (!device) return false;  // the layer reports the invalid queue
     auto icd = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
         next().clGetExtensionFunctionAddressForPlatform(device_platform(device), name));
     if (!icd) return false;  // no native external memory: the layer reports the foreign object

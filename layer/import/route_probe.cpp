@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <utility>
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
 #include "layer/icd/devices.hpp"
+#include "layer/icd/profile.hpp"
 #include "layer/base/log.hpp"
 
 namespace cldmabuf {
@@ -17,12 +15,11 @@ namespace {
 
 // Whether `route` really shares the host memory on `device`: a write to the
 // host memory after the image's creation must show in a device-side copy
-// out of the image.  Cached per (root device, route) for the process: what
-// the ICD does with a USE_HOST_PTR image is the device's, not the context's,
-// and root devices (unlike contexts and sub-devices, whose addresses are
-// reused once released) live as long as their platform.
-std::mutex probe_mutex;
-std::map<std::pair<cl_device_id, Route>, bool> probe_cache;
+// out of the image.  Recorded per (root device, route) for the process, in
+// the device's profile: what the ICD does with a USE_HOST_PTR image is the
+// device's, not the context's, and root devices (unlike contexts and
+// sub-devices, whose addresses are reused once released) live as long as
+// their platform.
 
 void CL_CALLBACK free_probe_memory(cl_mem, void *memory) { std::free(memory); }
 
@@ -98,16 +95,11 @@ bool run_probe(cl_context context, cl_device_id device, Route route) {
 }  // namespace
 
 bool probe_route_in_place(cl_context context, cl_device_id device, Route route) {
-    const auto key = std::make_pair(root_device_of(device), route);
-    {
-        std::lock_guard lock(probe_mutex);
-        if (auto it = probe_cache.find(key); it != probe_cache.end()) return it->second;
-    }
+    if (auto recorded = recorded_route_in_place(device, route)) return *recorded;
     const bool shared = run_probe(context, device, route);
     LOG_INFO("zero-copy probe on device %p: route %s %s", static_cast<void *>(device), route_name(route),
              shared ? "shares host memory" : "keeps its own copy");
-    std::lock_guard lock(probe_mutex);
-    probe_cache[key] = shared;
+    record_route_in_place(device, route, shared);
     return shared;
 }
 

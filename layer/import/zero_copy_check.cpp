@@ -5,14 +5,10 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <utility>
 
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
-#include "layer/icd/devices.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/settings.hpp"
@@ -84,13 +80,7 @@ ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
 
 ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, ExporterKind exporter, int fd) {
     if (mode() == Mode::off) return ZeroCopyVerdict::in_place;
-    static std::mutex mu;
-    static std::map<std::pair<cl_device_id, ExporterKind>, ZeroCopyVerdict> cache;
-    const auto key = std::make_pair(root_device_of(device), exporter);
-    {
-        std::lock_guard lock(mu);
-        if (auto it = cache.find(key); it != cache.end()) return it->second;
-    }
+    if (auto recorded = recorded_zero_copy(device, exporter)) return *recorded;
     ZeroCopyVerdict verdict = run_check(context, device, fd);
     if (mode() == Mode::fail && verdict != ZeroCopyVerdict::unknown) verdict = ZeroCopyVerdict::copies;
     if (verdict == ZeroCopyVerdict::unknown) return verdict;  // not cached: a later import may be checkable
@@ -98,8 +88,7 @@ ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, 
              exporter_kind_name(exporter),
              verdict == ZeroCopyVerdict::in_place ? "the ICD uses the mapping in place"
                                                   : "the ICD keeps its own copy: imports are device copies");
-    std::lock_guard lock(mu);
-    cache.emplace(key, verdict);
+    record_zero_copy(device, exporter, verdict, mode() == Mode::fail ? FactSource::setting : FactSource::probe);
     return verdict;
 }
 

@@ -12,20 +12,17 @@
 // import's own dma-buf (its first 64 bytes); the ICD fills it on the device
 // (clEnqueueFillBuffer) and the layer reads the bytes through its mapping.
 // The bytes are restored afterwards, before the import is handed out.  One
-// check per (root device, exporter kind) per process, cached.
+// check per (root device, exporter kind) per process, recorded in the
+// device's profile (layer/icd/profile.hpp).
 #pragma once
 
 #include "layer/base/cl_compat.h"
 #include "layer/core/registry.hpp"
+#include "layer/icd/profile.hpp"
 
 namespace cldmabuf {
 
-enum class ZeroCopyVerdict {
-    in_place,  // the device's write showed in the dma-buf's mapping
-    copies,    // it did not: the ICD keeps its own copy
-    unknown,   // not checkable (read-only fd, the ICD refused the probe)
-};
-
+// ZeroCopyVerdict: layer/icd/profile.hpp.
 // CLDMABUF_ZERO_COPY_CHECK=on (default) | off (trust the device's claim, as
 // before) | fail (test instrument: every check reports `copies`).
 ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, ExporterKind exporter, int fd);

@@ -1,33 +1,14 @@
 #include "layer/sync/availability.hpp"
 
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <string>
 
-#include "layer/core/dispatch.hpp"
-#include "layer/core/extension_list.hpp"
-#include "layer/base/log.hpp"
+#include "layer/icd/devices.hpp"
+#include "layer/icd/profile.hpp"
 #include "layer/base/param_answer.hpp"
 #include "layer/base/settings.hpp"
 #include "layer/sync/fence_source.hpp"
 
 namespace cldmabuf::sync {
-namespace {
-
-
-bool icd_has_semaphores(cl_platform_id platform) {
-    size_t bytes = 0;
-    if (next().clGetPlatformInfo(platform, CL_PLATFORM_EXTENSIONS, 0, nullptr, &bytes) != CL_SUCCESS || !bytes)
-        return false;
-    std::string list(bytes, '\0');
-    if (next().clGetPlatformInfo(platform, CL_PLATFORM_EXTENSIONS, bytes, list.data(), nullptr) != CL_SUCCESS)
-        return false;
-    list.resize(std::strlen(list.c_str()));
-    return extension_listed(list, "cl_khr_semaphore");
-}
-
-}  // namespace
 
 SemaphoreMode semaphore_mode() {
     static const SemaphoreMode mode = [] {
@@ -46,28 +27,16 @@ bool layer_semaphores_on(cl_platform_id platform) {
     case SemaphoreMode::force: return true;
     case SemaphoreMode::automatic: break;
     }
-    if (!platform) return false;
-    static std::mutex m;
-    static std::map<cl_platform_id, bool> *cache = new std::map<cl_platform_id, bool>;
-    {
-        std::lock_guard<std::mutex> l(m);
-        if (auto it = cache->find(platform); it != cache->end()) return it->second;
-    }
-    // An invalid platform is not cached: the ICD's own error answers the query.
-    cl_int err = next().clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, 0, nullptr, nullptr);
-    if (err != CL_SUCCESS) return false;
-    const bool ours = !icd_has_semaphores(platform);
-    LOG_INFO("semaphores: %s", ours ? "the ICD has no cl_khr_semaphore: the layer's" : "the ICD's own");
-    std::lock_guard<std::mutex> l(m);
-    (*cache)[platform] = ours;
-    return ours;
+    // The ICD's own cl_khr_semaphore, from the platform's profile (logged
+    // there once); unknown for an invalid platform, whose own error then
+    // answers the application's query.
+    const Fact<bool> native = profile_native_semaphores(platform);
+    return native.known() && !native.value;
 }
 
 bool layer_semaphores_on_device(cl_device_id device) {
-    cl_platform_id platform = nullptr;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-        return false;
-    return layer_semaphores_on(platform);
+    cl_platform_id platform = device_platform(device);
+    return platform && layer_semaphores_on(platform);
 }
 
 std::vector<std::pair<const char *, cl_version>> semaphore_extensions(cl_platform_id platform) {

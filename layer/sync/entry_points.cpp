@@ -11,7 +11,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/core/host_step.hpp"
-#include "layer/core/context_devices.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/param_answer.hpp"
@@ -34,22 +34,6 @@ template <typename T>
 T *fail(cl_int *errcode_ret, cl_int err) {
     if (errcode_ret) *errcode_ret = err;
     return nullptr;
-}
-
-// As created where the layer saw the creation (PoCL answers a sub-device
-// context with the parent: layer/core/context_devices.hpp), else the ICD's.
-std::vector<cl_device_id> context_devices(cl_context context, cl_int *err) {
-    std::vector<cl_device_id> recorded;
-    if (recorded_context_devices(context, &recorded)) {
-        *err = CL_SUCCESS;
-        return recorded;
-    }
-    size_t bytes = 0;
-    *err = next().clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &bytes);
-    std::vector<cl_device_id> devices(bytes / sizeof(cl_device_id));
-    if (*err == CL_SUCCESS && bytes)
-        *err = next().clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, devices.data(), nullptr);
-    return devices;
 }
 
 // The checks every enqueue shares: queue, list, each semaphore's context and device.
@@ -76,8 +60,8 @@ cl_semaphore_khr CL_API_CALL create_semaphore_with_properties(cl_context context
                                                               const cl_semaphore_properties_khr *props,
                                                               cl_int *errcode_ret) {
     const char *call = "clCreateSemaphoreWithPropertiesKHR";
-    cl_int err = CL_SUCCESS;
-    std::vector<cl_device_id> devices = context ? context_devices(context, &err) : std::vector<cl_device_id>{};
+    std::vector<cl_device_id> devices;
+    cl_int err = context ? context_devices(context, &devices) : CL_INVALID_CONTEXT;
     if (!context || err != CL_SUCCESS || devices.empty())
         return fail<_cl_semaphore_khr>(errcode_ret, refuse(call, CL_INVALID_CONTEXT, "not a valid context"));
     if (!layer_semaphores_on_device(devices[0]))

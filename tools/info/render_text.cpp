@@ -16,6 +16,37 @@ void line(std::string &out, int indent, const std::string &text) {
     out += std::string(static_cast<size_t>(indent), ' ') + text + "\n";
 }
 
+// One profile fact: "value (where it came from)".
+std::string fact(const Json &f) {
+    const Json &v = f["value"];
+    const std::string value = v.kind() == Json::Kind::boolean ? (v.as_bool() ? "yes" : "no") : v.as_string();
+    return value + " (" + f["from"].as_string() + ")";
+}
+
+// The platform's profile (layer/icd/profile.hpp), one fact a line.
+void platform_profile_lines(std::string &out, const Json &p) {
+    line(out, 2, "profile: ICD " + fact(p["icd"]) + ", OpenCL " + fact(p["slots_version"]) + " for its slots");
+    std::string failed = "failed host steps: " + fact(p["failed_host_steps"]);
+    if (p["failed_host_steps"].has("why")) failed += ": " + p["failed_host_steps"]["why"].as_string();
+    line(out, 4, failed);
+    line(out, 4, "its own semaphores: " + fact(p["native_semaphores"]));
+    line(out, 4, "its own cl_khr_egl_image: " + fact(p["native_egl_image"]) +
+                     ", cl_khr_gl_sharing: " + fact(p["native_gl_sharing"]));
+    line(out, 4, "marker watch: " + fact(p["marker_watch"]));
+}
+
+void device_profile_lines(std::string &out, const Json &d) {
+    if (!d["measured"].as_bool()) {
+        line(out, 4, "profile: not measured in this process (" + d["note"].as_string() + ")");
+        return;
+    }
+    line(out, 4, "profile:");
+    for (const auto &[kind, f] : d["zero_copy"].fields()) line(out, 6, "zero-copy of " + kind + " dma-bufs: " + fact(f));
+    for (const auto &[route, f] : d["image_routes"].fields()) line(out, 6, "image route " + route + ": " + fact(f));
+    line(out, 6, "pinned staging refused: " + fact(d["staging_refused"]) +
+                     ", registration refused: " + fact(d["registration_refused"]));
+}
+
 }  // namespace
 
 std::string render_text(const Json &r) {
@@ -44,6 +75,7 @@ std::string render_text(const Json &r) {
         if (p.has("added_by_layer")) line(out, 2, "added by the layer: " + words(p["added_by_layer"]));
         if (p.has("icd_import_handle_types"))
             line(out, 2, "the ICD's own import handle types: " + words(p["icd_import_handle_types"]));
+        if (p.has("profile")) platform_profile_lines(out, p["profile"]);
         for (const Json &d : p["devices"].items()) {
             line(out, 2, "device " + std::to_string(d["index"].as_int()) + ": " + d["name"].as_string() + " (" +
                              d["type"].as_string() +
@@ -61,6 +93,7 @@ std::string render_text(const Json &r) {
             line(out, 4, "import route: " + d["route"].as_string() + " (" + d["route_reason"].as_string() + ")");
             if (d.has("route_note")) line(out, 4, "note: " + d["route_note"].as_string());
             line(out, 4, "blitter: " + d["blitter"].as_string());
+            if (d.has("profile")) device_profile_lines(out, d["profile"]);
             if (d.has("fd_import")) {
                 const Json &f = d["fd_import"];
                 line(out, 4, f["imported"].as_bool()

@@ -16,6 +16,7 @@
 #include "tools/info/exporters.hpp"
 #include "tools/info/va_pairing.hpp"
 #include "tools/info/fd_facts.hpp"
+#include "tools/info/icd_profile.hpp"
 
 namespace cldmabuf::info {
 namespace {
@@ -227,6 +228,7 @@ Json build_report(const Options &opt, int *exit_code) {
             plat.set("icd_import_handle_types", hex_types(icd->import_types));
             plat.set("icd_has_dma_buf", has_extension(icd->extensions, kDmaBufExt));
         }
+        if (Json prof = platform_profile(p.id); !prof.is_null()) plat.set("profile", prof);
         Json devices = Json::array();
         for (size_t di = 0; di < p.devices.size(); ++di) {
             const ClDevice &d = p.devices[di];
@@ -285,6 +287,7 @@ Json build_report(const Options &opt, int *exit_code) {
             }
             if (can) ++importers;
             dev.set("blitter", loaded ? blitter_verdict(d, node) : "no layer: no blitter");
+            if (Json prof = device_profile(d.id); !prof.is_null()) dev.set("profile", prof);
             if (fd.is_dma_buf && can) {
                 Json r = try_import(d, fd.fd, static_cast<size_t>(fd.size));
                 if (r["imported"].as_bool()) ++fd_imports;

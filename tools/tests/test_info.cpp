@@ -120,6 +120,24 @@ TEST_CASE("settings from the settings file count as the layer reads them, with t
     CHECK(has(r.out, "fence_timeout_ms"));
 }
 
+// The ICD's profile (layer/icd/profile.hpp): each platform's facts with
+// where they came from; the devices' probe facts are measured on a first
+// import, in the application's process, so not here.
+TEST_CASE("each platform's and device's profile, with where each fact came from", "[info][profile]") {
+    const Run r = run_tool("--no-egl");
+    INFO(r.out);
+    CHECK(r.code == cldmabuf::info::kExitOk);
+    CHECK(has(r.out, "profile: ICD PoCL (asked of the ICD), OpenCL 3.0 (asked of the ICD) for its slots"));
+    CHECK(has(r.out, "failed host steps: side table (chosen from the ICD's identity): PoCL:"));
+    CHECK(has(r.out, "its own semaphores: no (asked of the ICD)"));
+    CHECK(has(r.out, "its own cl_khr_egl_image: no (asked of the ICD), cl_khr_gl_sharing: no (asked of the ICD)"));
+    CHECK(has(r.out, "marker watch: 50 us, at least 64 looks (chosen from the ICD's identity)"));
+    CHECK(has(r.out, "profile: not measured in this process (zero-copy, image routes and staging are measured"));
+    const Run j = run_tool("--json --no-egl");
+    CHECK(has(j.out, "\"failed_host_steps\": {"));
+    CHECK(has(j.out, "\"from\": \"asked of the ICD\""));
+}
+
 TEST_CASE("JSON output carries the same facts", "[info]") {
     const Run r = run_tool("--json --no-egl");
     INFO(r.out);
