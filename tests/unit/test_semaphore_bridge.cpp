@@ -51,7 +51,7 @@ TEST_CASE("explicit fences: no fence source, no release fence and nothing import
 // ---- acquire's fence wait (layer/handoff/acquire_fences.hpp) ----------------------------------
 
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/handoff/acquire_fences.hpp"
+#include "layer/handoff/cpu_access.hpp"
 #include "layer/core/import_state.hpp"
 #include "layer/core/registry.hpp"
 
