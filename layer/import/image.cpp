@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "layer/alloc/create.hpp"
-#include "layer/blit/exporter_gate.hpp"
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/core/dispatch.hpp"

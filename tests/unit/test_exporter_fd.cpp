@@ -17,7 +17,7 @@
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/core/import_fds.hpp"
-#include "layer/blit/exporter_gate.hpp"
+#include "layer/blit/gem_cache.hpp"
 
 using namespace cldmabuf;
 
