@@ -4,18 +4,14 @@
 #include <cstdio>
 
 #include "CL/cl_ext_cldmabuf.h"
-#include "layer/egl/context_request.hpp"
 
 namespace cldmabuf::egl {
-namespace {
 
-std::string hex(uint64_t v) {
+std::string hex_text(uint64_t v) {
     char buf[24];
     std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
     return buf;
 }
-
-}  // namespace
 
 void parse_context_properties(const cl_context_properties *props, ContextRequest *req) {
     if (!props) return;
@@ -52,7 +48,7 @@ void parse_context_properties(const cl_context_properties *props, ContextRequest
         case CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF:
             once(p[0], "CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF");
             if (p[1] != CL_TRUE && p[1] != CL_FALSE)
-                invalid("CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF must be CL_TRUE or CL_FALSE, not " + hex(p[1]));
+                invalid("CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF must be CL_TRUE or CL_FALSE, not " + hex_text(p[1]));
             req->any_gl = true;
             req->allow_tiled = p[1] == CL_TRUE;
             continue;
@@ -75,7 +71,7 @@ cl_int parse_egl_image_properties(const cl_egl_image_properties_khr *props, bool
             *allow_tiled = p[1] == CL_TRUE;
             continue;
         }
-        *why = "property " + hex(static_cast<uint64_t>(p[0])) + " is not supported (cl_khr_egl_image defines none)";
+        *why = "property " + hex_text(static_cast<uint64_t>(p[0])) + " is not supported (cl_khr_egl_image defines none)";
         return CL_INVALID_PROPERTY;
     }
     return CL_SUCCESS;
@@ -89,7 +85,7 @@ cl_int gl_texture_target_rule(cl_GLenum target, std::string *why) {
     case GL_TEXTURE_CUBE_MAP_POSITIVE_X: case GL_TEXTURE_CUBE_MAP_NEGATIVE_X:
     case GL_TEXTURE_CUBE_MAP_POSITIVE_Y: case GL_TEXTURE_CUBE_MAP_NEGATIVE_Y:
     case GL_TEXTURE_CUBE_MAP_POSITIVE_Z: case GL_TEXTURE_CUBE_MAP_NEGATIVE_Z:
-        *why = "only GL_TEXTURE_2D textures are shared by the layer (target " + hex(target) + ")";
+        *why = "only GL_TEXTURE_2D textures are shared by the layer (target " + hex_text(target) + ")";
         return CL_INVALID_OPERATION;
     default:
         *why = "texture_target is not a GL texture target";

@@ -117,6 +117,13 @@ bool egl_display_has(const EglApi &egl, EGLDisplay dpy, const char *name) {
     return false;
 }
 
+bool display_valid(const EglApi &egl, EGLDisplay dpy) {
+    if (dpy == EGL_NO_DISPLAY) return false;
+    if (egl.QueryString(dpy, EGL_VERSION)) return true;
+    egl.GetError();  // clear
+    return false;
+}
+
 const char *egl_error_name(EGLint err) {
     switch (err) {
     case EGL_SUCCESS: return "EGL_SUCCESS";

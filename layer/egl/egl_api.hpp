@@ -81,7 +81,7 @@ struct EglApi {
     // cl_khr_gl_event (layer/egl/gl_event.cpp)
     GLenum(GL_APIENTRYP ClientWaitSync)(GLsync, GLbitfield, GLuint64) = nullptr;
     GLboolean(GL_APIENTRYP IsSync)(GLsync) = nullptr;
-    // EGL_MESA_gl_interop (GL buffers; struct layouts in layer/egl/gl_buffer.cpp)
+    // EGL_MESA_gl_interop (GL buffers; struct layouts in layer/egl/dmabuf_export.cpp)
     int(EGLAPIENTRYP GLInteropExportObjectMESA)(EGLDisplay, EGLContext, void *in, void *out) = nullptr;
     int(EGLAPIENTRYP GLInteropFlushObjectsMESA)(EGLDisplay, EGLContext, unsigned, void *in, GLsync *) = nullptr;
 };
@@ -91,6 +91,9 @@ const EglApi *egl_api(std::string *why = nullptr);
 
 // Whether the display's extension string has `name` (whole word).
 bool egl_display_has(const EglApi &egl, EGLDisplay dpy, const char *name);
+
+// Whether `dpy` is an initialised EGLDisplay (eglQueryString answers).
+bool display_valid(const EglApi &egl, EGLDisplay dpy);
 
 // Readable name of an EGL error code.
 const char *egl_error_name(EGLint err);

@@ -9,7 +9,7 @@
 
 namespace cldmabuf::egl {
 
-// cl_khr_egl_image (egl_image.cpp).
+// cl_khr_egl_image (egl_image_import.cpp).
 cl_mem CL_API_CALL create_from_egl_image(cl_context context, CLeglDisplayKHR display, CLeglImageKHR image,
                                          cl_mem_flags flags, const cl_egl_image_properties_khr *properties,
                                          cl_int *errcode_ret);
@@ -36,14 +36,15 @@ cl_int CL_API_CALL enqueue_acquire_gl_objects(cl_command_queue queue, cl_uint n,
 cl_int CL_API_CALL enqueue_release_gl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
                                               cl_uint num_events, const cl_event *wait_list, cl_event *event);
 
-// Queries (gl_queries.cpp).
+// Queries: on GL objects (gl_objects.cpp), on GL context properties
+// (gl_sharing_contexts.cpp).
 cl_int CL_API_CALL get_gl_object_info(cl_mem mem, cl_gl_object_type *type, cl_GLuint *name);
 cl_int CL_API_CALL get_gl_texture_info(cl_mem mem, cl_gl_texture_info param, size_t size, void *value,
                                        size_t *size_ret);
 cl_int CL_API_CALL get_gl_context_info(const cl_context_properties *properties, cl_gl_context_info name,
                                        size_t size, void *value, size_t *size_ret);
 
-// cl_khr_gl_sharing: contexts (gl_contexts.cpp).
+// cl_khr_gl_sharing: contexts (gl_sharing_contexts.cpp).
 cl_context CL_API_CALL create_context(const cl_context_properties *properties, cl_uint num_devices,
                                       const cl_device_id *devices,
                                       void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),

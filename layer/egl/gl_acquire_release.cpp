@@ -6,11 +6,11 @@
 #include <string>
 
 #include "layer/core/dispatch.hpp"
-#include "layer/egl/egl_export.hpp"
-#include "layer/egl/egl_objects.hpp"
+#include "layer/egl/dmabuf_export.hpp"
+#include "layer/egl/object_records.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
-#include "layer/egl/shared_contexts.hpp"
+#include "layer/egl/gl_sharing_contexts.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/handoff/acquire_release.hpp"
 #include "layer/base/log.hpp"

@@ -12,7 +12,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
-#include "layer/egl/shared_contexts.hpp"
+#include "layer/egl/gl_sharing_contexts.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"

@@ -1,24 +1,28 @@
-// cl_khr_gl_sharing's memory objects for contexts the layer serves: a 2D
-// texture or renderbuffer becomes an EGLImage (eglCreateImageKHR) imported
-// like any EGLImage; a buffer object is exported as a dma-buf
-// (EGL_MESA_gl_interop, gl_buffer.hpp) and imported as a buffer.
+// GL object import: cl_khr_gl_sharing's memory objects for contexts the
+// layer serves (clCreateFromGLTexture(2D/3D), clCreateFromGLRenderbuffer,
+// clCreateFromGLBuffer) and the queries on them (clGetGLObjectInfo,
+// clGetGLTextureInfo).  A 2D texture or renderbuffer becomes an EGLImage
+// (eglCreateImageKHR) imported like any EGLImage (egl_image_import.hpp); a
+// buffer object is exported as a dma-buf (EGL_MESA_gl_interop,
+// dmabuf_export.hpp) and imported as a buffer.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
 #include "layer/egl/attrib_lists.hpp"
-#include "layer/egl/device_check.hpp"
+#include "layer/egl/display_devices.hpp"
+#include "layer/egl/dmabuf_export.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/egl_image_import.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
+#include "layer/egl/gl_sharing_contexts.hpp"
+#include "layer/egl/object_records.hpp"
 #include "layer/import/fresh_handles.hpp"
-#include "layer/egl/gl_buffer.hpp"
-#include "layer/egl/refusal.hpp"
-#include "layer/egl/shared_contexts.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/param_answer.hpp"
 
 namespace cldmabuf::egl {
 namespace {
@@ -157,6 +161,49 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
     LOG_INFO("%s: GL buffer %u, %zu bytes -> %p", what, buffer, ex.size, static_cast<void *>(mem));
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
+}
+
+// cl_khr_gl_sharing's queries on memory objects the layer made; objects the
+// ICD made (it has the extension) go to the ICD.
+cl_int CL_API_CALL get_gl_object_info(cl_mem mem, cl_gl_object_type *type, cl_GLuint *name) {
+    EglObject object;
+    if (!find_object(mem, &object) || !object.from_gl) {
+        cl_context context = mem_context(mem);
+        if (!context) return CL_INVALID_MEM_OBJECT;
+        if (forward_gl(context) && next().clGetGLObjectInfo) return next().clGetGLObjectInfo(mem, type, name);
+        return CL_INVALID_GL_OBJECT;
+    }
+    if (type) *type = object.gl_type;
+    if (name) *name = object.name;
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL get_gl_texture_info(cl_mem mem, cl_gl_texture_info param, size_t size, void *value,
+                                       size_t *size_ret) {
+    EglObject object;
+    if (!find_object(mem, &object) || !object.from_gl) {
+        cl_context context = mem_context(mem);
+        if (!context) return CL_INVALID_MEM_OBJECT;
+        if (forward_gl(context) && next().clGetGLTextureInfo)
+            return next().clGetGLTextureInfo(mem, param, size, value, size_ret);
+        return CL_INVALID_GL_OBJECT;
+    }
+    if (object.gl_type != CL_GL_OBJECT_TEXTURE2D) return CL_INVALID_GL_OBJECT;  // renderbuffers, buffers
+    switch (param) {
+    case CL_GL_TEXTURE_TARGET: {
+        const cl_GLenum target = object.target;
+        return answer(&target, sizeof target, size, value, size_ret);
+    }
+    case CL_GL_MIPMAP_LEVEL: {
+        const cl_GLint level = object.level;
+        return answer(&level, sizeof level, size, value, size_ret);
+    }
+    case CL_GL_NUM_SAMPLES: {
+        const GLsizei samples = 1;  // GLsizei, as cl_gl.h documents CL_GL_NUM_SAMPLES
+        return answer(&samples, sizeof samples, size, value, size_ret);
+    }
+    default: return CL_INVALID_VALUE;
+    }
 }
 
 }  // namespace cldmabuf::egl

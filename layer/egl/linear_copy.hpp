@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "layer/egl/device_match.hpp"
+#include "layer/egl/device_pairing_rule.hpp"
 #include "layer/egl/egl_api.hpp"
 
 namespace cldmabuf {

@@ -113,10 +113,10 @@ const NamedFunction semaphore_functions[] = {
 #if CLDMABUF_EGL_INTEROP
 // cl_khr_egl_image, cl_khr_gl_sharing, cl_khr_gl_event (layer/egl/): unless CLDMABUF_EGL=off.
 const NamedFunction egl_functions[] = {
-    {"clCreateFromEGLImageKHR", as_address(egl::create_from_egl_image)},               // egl_image.cpp
+    {"clCreateFromEGLImageKHR", as_address(egl::create_from_egl_image)},               // egl_image_import.cpp
     {"clEnqueueAcquireEGLObjectsKHR", as_address(egl::enqueue_acquire_egl_objects)},   // gl_acquire_release.cpp
     {"clEnqueueReleaseEGLObjectsKHR", as_address(egl::enqueue_release_egl_objects)},   // gl_acquire_release.cpp
-    {"clGetGLContextInfoKHR", as_address(egl::get_gl_context_info)},                   // gl_queries.cpp
+    {"clGetGLContextInfoKHR", as_address(egl::get_gl_context_info)},                   // gl_sharing_contexts.cpp
     {"clCreateEventFromGLsyncKHR", as_address(egl::create_event_from_gl_sync)},        // gl_event.cpp
 };
 #endif
@@ -305,7 +305,7 @@ void fill_layer_table(cl_icd_dispatch &t) {
     // Where the ICD has the extension itself, each call forwards to it
     // (egl/forwarding.cpp).
     if (egl_mode() != EglMode::off) {
-        provide(t.clCreateFromEGLImageKHR, egl::create_from_egl_image);                // egl_image.cpp
+        provide(t.clCreateFromEGLImageKHR, egl::create_from_egl_image);                // egl_image_import.cpp
         provide(t.clEnqueueAcquireEGLObjectsKHR, egl::enqueue_acquire_egl_objects);    // gl_acquire_release.cpp
         provide(t.clEnqueueReleaseEGLObjectsKHR, egl::enqueue_release_egl_objects);    // gl_acquire_release.cpp
         provide(t.clCreateFromGLTexture, egl::create_from_gl_texture);                 // gl_objects.cpp
@@ -315,14 +315,14 @@ void fill_layer_table(cl_icd_dispatch &t) {
         provide(t.clCreateFromGLBuffer, egl::create_from_gl_buffer);                   // gl_objects.cpp
         provide(t.clEnqueueAcquireGLObjects, egl::enqueue_acquire_gl_objects);         // gl_acquire_release.cpp
         provide(t.clEnqueueReleaseGLObjects, egl::enqueue_release_gl_objects);         // gl_acquire_release.cpp
-        provide(t.clGetGLObjectInfo, egl::get_gl_object_info);                         // gl_queries.cpp
-        provide(t.clGetGLTextureInfo, egl::get_gl_texture_info);                       // gl_queries.cpp
-        provide(t.clGetGLContextInfoKHR, egl::get_gl_context_info);                    // gl_queries.cpp
+        provide(t.clGetGLObjectInfo, egl::get_gl_object_info);                         // gl_objects.cpp
+        provide(t.clGetGLTextureInfo, egl::get_gl_texture_info);                       // gl_objects.cpp
+        provide(t.clGetGLContextInfoKHR, egl::get_gl_context_info);                    // gl_sharing_contexts.cpp
         provide(t.clCreateEventFromGLsyncKHR, egl::create_event_from_gl_sync);         // gl_event.cpp
     }
 #endif
     // Contexts with CL_CONTEXT_VA_API_DISPLAY_INTEL (layer/va/contexts.cpp),
-    // then CL_GL_CONTEXT_KHR / CL_EGL_DISPLAY_KHR (egl/gl_contexts.cpp, when
+    // then CL_GL_CONTEXT_KHR / CL_EGL_DISPLAY_KHR (egl/gl_sharing_contexts.cpp, when
     // EGL interop is on): the ICD creates the context without them, then the
     // layer records the devices the application named
     // (layer/entry/entry_chains_interop.cpp).

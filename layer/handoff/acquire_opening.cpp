@@ -9,7 +9,6 @@
 
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/handoff/acquire_fences.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/plan.hpp"
 #include "layer/base/log.hpp"

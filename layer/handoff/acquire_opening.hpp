@@ -1,5 +1,5 @@
 // A queued acquire's opening of the CPU-access bracket on one import: the
-// bounded wait for the dma-buf's fences (layer/handoff/acquire_fences.hpp)
+// bounded wait for the dma-buf's fences (wait_acquire_fences, layer/handoff/cpu_access.hpp)
 // and DMA_BUF_IOCTL_SYNC START, done by its host step when it runs — and the
 // release fences that releases enqueued behind it handed over, attached
 // right after (issue #28 item 2).

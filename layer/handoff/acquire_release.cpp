@@ -14,7 +14,7 @@
 // blitter on acquire and re-tiled on release when writable; the CPU never
 // touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.  Explicit
 // fences (issue #20): the queued acquire waits for the fences as one exported
-// sync_file where the kernel can (layer/handoff/acquire_fences.hpp), and a
+// sync_file where the kernel can (wait_acquire_fences, layer/handoff/cpu_access.hpp), and a
 // queued release puts its own fence into the written dma-bufs for
 // implicit-sync consumers (layer/handoff/release_fences.hpp).
 //

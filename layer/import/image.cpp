@@ -28,7 +28,6 @@
 #include <string>
 #include <vector>
 
-#include "layer/blit/exporter_gate.hpp"
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/core/dispatch.hpp"

@@ -7,7 +7,7 @@
 // for the release even if it never sees the OpenCL event; the release's host
 // step signals it.  (Acquire's side, the dma-buf's fences as one exported
 // sync_file, is layer/dmabuf/explicit_fences.hpp, used by
-// layer/handoff/acquire_fences.)
+// wait_acquire_fences in layer/handoff/cpu_access.)
 //
 // No fence of the layer outlives its bound: every attached fence is
 // signalled by the first of signal(), the DmabufSignal's destruction (a step

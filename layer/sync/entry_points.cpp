@@ -18,7 +18,6 @@
 #include "layer/sync/availability.hpp"
 #include "layer/sync/properties.hpp"
 #include "layer/sync/semaphore.hpp"
-#include "layer/sync/sync_file.hpp"
 
 namespace cldmabuf::sync {
 namespace {

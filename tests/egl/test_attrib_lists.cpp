@@ -8,7 +8,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/egl/attrib_lists.hpp"
-#include "layer/egl/context_request.hpp"
+#include "layer/egl/gl_sharing_contexts.hpp"
 
 using namespace cldmabuf;
 using namespace cldmabuf::egl;

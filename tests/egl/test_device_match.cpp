@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "layer/egl/device_match.hpp"
+#include "layer/egl/device_pairing_rule.hpp"
 #include "../unit/fake_kernel.hpp"
 
 using namespace cldmabuf;

@@ -11,9 +11,9 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/entry/dispatch_table.hpp"
 #include "layer/egl/egl_api.hpp"
-#include "layer/egl/egl_export.hpp"
-#include "layer/egl/egl_objects.hpp"
-#include "layer/egl/refusal.hpp"
+#include "layer/egl/dmabuf_export.hpp"
+#include "layer/egl/object_records.hpp"
+#include "layer/egl/egl_image_import.hpp"
 #include "layer/base/stats.hpp"
 #include "../unit/fake_kernel.hpp"
 

@@ -28,7 +28,6 @@
 #include "CL/cl_ext_cldmabuf.h"
 #include "fuzz_input.hpp"
 #include "layer/egl/attrib_lists.hpp"
-#include "layer/egl/context_request.hpp"
 #include "layer/import/image_checks.hpp"
 
 using namespace cldmabuf;

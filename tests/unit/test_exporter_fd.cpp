@@ -1,6 +1,6 @@
 // The exporter of a dma-buf (layer/dmabuf/exporter.hpp), who owns the fd at
 // destroy (layer/dmabuf/primitives.hpp, close_import_fds) and the blitter's exporter
-// gate (layer/blit/exporter_gate.hpp, exporter_mismatch), against a fake kernel.
+// gate (layer/blit/gem_cache.hpp, exporter_mismatch), against a fake kernel.
 #include <catch2/catch_test_macros.hpp>
 
 #include <drm.h>
@@ -17,7 +17,7 @@
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/core/import_fds.hpp"
-#include "layer/blit/exporter_gate.hpp"
+#include "layer/blit/gem_cache.hpp"
 
 using namespace cldmabuf;
 

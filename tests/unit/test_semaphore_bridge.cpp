@@ -49,10 +49,10 @@ TEST_CASE("explicit fences: no fence source, no release fence and nothing import
     CHECK(k.ioctls.empty());
 }
 
-// ---- acquire's fence wait (layer/handoff/acquire_fences.hpp) ----------------------------------
+// ---- acquire's fence wait (layer/handoff/cpu_access.hpp) ----------------------------------
 
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/handoff/acquire_fences.hpp"
+#include "layer/handoff/cpu_access.hpp"
 #include "layer/core/import_state.hpp"
 #include "layer/core/registry.hpp"
 

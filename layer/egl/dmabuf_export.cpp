@@ -1,7 +1,11 @@
-#include "layer/egl/egl_export.hpp"
+// EGL and GL objects out as dma-bufs: an EGLImage
+// (EGL_MESA_image_dma_buf_export) and its size, a GL buffer
+// (EGL_MESA_gl_interop).
+#include "layer/egl/dmabuf_export.hpp"
 
 #include "layer/base/kernel_ops.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -15,13 +19,6 @@ std::string egl_failure(const EglApi &egl, const char *what) {
     return std::string(what) + " failed (" + egl_error_name(egl.GetError()) + ")";
 }
 }  // namespace
-
-bool display_valid(const EglApi &egl, EGLDisplay dpy) {
-    if (dpy == EGL_NO_DISPLAY) return false;
-    if (egl.QueryString(dpy, EGL_VERSION)) return true;
-    egl.GetError();  // clear
-    return false;
-}
 
 bool export_dmabuf(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, ExportedImage *out, std::string *why) {
     if (!egl.ExportDMABUFImageQueryMESA || !egl.ExportDMABUFImageMESA ||
@@ -191,41 +188,62 @@ bool with_gl_context(const EglApi &egl, EGLDisplay dpy, EGLContext producer, con
     return ok;
 }
 
-DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
-    DisplayDevice d;
-    d.software = true;
-    // Mesa's surfaceless platform names the first render node as the
-    // display's device (measured: vgem's renderD128) even when it then
-    // renders with llvmpipe; the driver's name says what really renders.
-    if (egl.GetDisplayDriverName && egl_display_has(egl, dpy, "EGL_MESA_query_driver")) {
-        if (const char *name = egl.GetDisplayDriverName(dpy)) d.driver = name;
-        egl.GetError();
+// GL buffers (EGL_MESA_gl_interop).
+namespace {
+
+// EGL_MESA_gl_interop's structures, version 1 (Mesa's include/GL/mesa_glinterop.h,
+// not installed by Debian's packages).  Version 1 is what every Mesa with the
+// extension accepts; a newer Mesa answers in version 1 when asked for it.
+struct InteropIn {
+    uint32_t version;
+    unsigned target, object, miplevel;
+    uint32_t access;
+    uint32_t driver_data_size;
+    void *driver_data;
+};
+struct InteropOut {
+    uint32_t version;
+    int dmabuf_fd;
+    unsigned internal_format;
+    ptrdiff_t buffer_offset, buffer_size;
+    unsigned view_min_level, view_num_levels, view_min_layer, view_num_layers;
+    uint32_t driver_data_written;
+};
+enum : int { kInteropSuccess = 0, kInteropInvalidObject = 8, kInteropUnsupported = 10 };
+enum : uint32_t { kAccessReadWrite = 0, kAccessReadOnly = 1, kAccessWriteOnly = 2 };
+
+}  // namespace
+
+bool export_gl_buffer(const EglApi &egl, EGLDisplay dpy, EGLContext ctx, GLuint buffer, cl_mem_flags flags,
+                      GlBufferExport *out, cl_int *code, std::string *why) {
+    if (!egl.GLInteropExportObjectMESA || !egl_display_has(egl, dpy, "EGL_MESA_gl_interop")) {
+        *code = CL_INVALID_OPERATION;
+        *why = "the EGL display has no EGL_MESA_gl_interop: GL buffer objects cannot be exported as dma-bufs";
+        return false;
     }
-    EGLAttrib attrib = 0;
-    if (!egl.QueryDisplayAttribEXT || !egl.QueryDeviceStringEXT ||
-        !egl.QueryDisplayAttribEXT(dpy, EGL_DEVICE_EXT, &attrib) || !attrib) {
-        egl.GetError();
-        LOG_DEBUG("EGL display %p: no EGL device (EGL_EXT_device_query), driver %s: software", dpy,
-                  d.driver.empty() ? "(unknown)" : d.driver.c_str());
-        return d;
+    InteropIn in{};
+    in.version = 1;
+    in.target = GL_ARRAY_BUFFER;
+    in.object = buffer;
+    in.access = flags == CL_MEM_READ_ONLY ? kAccessReadOnly : flags == CL_MEM_WRITE_ONLY ? kAccessWriteOnly
+                                                                                         : kAccessReadWrite;
+    if (egl.GLInteropFlushObjectsMESA) egl.GLInteropFlushObjectsMESA(dpy, ctx, 1, &in, nullptr);
+    InteropOut o{};
+    o.version = 1;
+    o.dmabuf_fd = -1;
+    const int rc = egl.GLInteropExportObjectMESA(dpy, ctx, &in, &o);
+    if (rc != kInteropSuccess || o.dmabuf_fd < 0) {
+        if (o.dmabuf_fd >= 0) kernel().close(o.dmabuf_fd);
+        *code = rc == kInteropInvalidObject ? CL_INVALID_GL_OBJECT : CL_INVALID_OPERATION;
+        *why = "eglGLInteropExportObjectMESA(GL buffer " + std::to_string(buffer) + ") failed (MESA_GLINTEROP error " +
+               std::to_string(rc) + (rc == kInteropInvalidObject ? ": not a buffer object of the context)"
+                                     : rc == kInteropUnsupported ? ": the driver cannot export it)" : ")");
+        return false;
     }
-    auto dev = reinterpret_cast<EGLDeviceEXT>(attrib);
-    const char *ext = egl.QueryDeviceStringEXT(dev, EGL_EXTENSIONS);
-    std::string exts = ext ? std::string(" ") + ext + " " : "";
-    d.software = exts.find(" EGL_MESA_device_software ") != std::string::npos;
-    const char *node = nullptr;
-    if (exts.find(" EGL_EXT_device_drm_render_node ") != std::string::npos)
-        node = egl.QueryDeviceStringEXT(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
-    const char *primary = nullptr;
-    if (exts.find(" EGL_EXT_device_drm ") != std::string::npos)
-        primary = egl.QueryDeviceStringEXT(dev, EGL_DRM_DEVICE_FILE_EXT);
-    if (primary) d.primary_node = primary;
-    if (!node) node = primary;
-    if (node) d.drm_node = node;
-    resolve_display_device(&d);
-    LOG_DEBUG("EGL display %p: driver %s, DRM node %s, %s", dpy, d.driver.empty() ? "(unknown)" : d.driver.c_str(),
-              d.drm_node.empty() ? "(none)" : d.drm_node.c_str(), d.software ? "software" : "hardware");
-    return d;
+    out->fd = o.dmabuf_fd;
+    out->offset = static_cast<size_t>(o.buffer_offset);
+    out->size = static_cast<size_t>(o.buffer_size);
+    return true;
 }
 
 }  // namespace cldmabuf

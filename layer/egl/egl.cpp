@@ -1,23 +1,27 @@
 // cl_khr_egl_image and cl_khr_gl_sharing (EGL only) for any ICD: what
-// layer/egl adds to the platform and hands the loader.
+// layer/egl adds to the platform and hands the loader (egl.hpp).  Built
+// without EGL/GLES headers too: then the layer offers no EGL/GL interop
+// (CLDMABUF_EGL_INTEROP unset; docs/egl.md).
 //
 //   clCreateFromGLTexture(ctx, tex) ─► eglCreateImageKHR(EGL_GL_TEXTURE_2D_KHR)       gl_objects.cpp
-//   clCreateFromEGLImageKHR(image) ─┬─► eglExportDMABUFImageMESA: fd, stride, offset,  egl_image.cpp,
-//                                    │   fourcc, modifier                               egl_image_import.cpp
+//   clCreateFromEGLImageKHR(image) ─┬─► eglExportDMABUFImageMESA: fd, stride, offset,  egl_image_import.cpp,
+//                                    │   fourcc, modifier                               dmabuf_export.cpp
 //                                    └─► the layer's clCreateImageWithProperties(DMA_BUF_KHR fd, plane offset,
 //                                        modifier) ─► an import like any other (layer/import/image.cpp)
 //   clEnqueueAcquire{GL,EGL}Objects ─► the import's acquire (bounded implicit-fence wait, SYNC START)
 //   clEnqueueRelease{GL,EGL}Objects ─► the import's release (SYNC END)       gl_acquire_release.cpp
-//   clCreateContext(CL_GL_CONTEXT_KHR, CL_EGL_DISPLAY_KHR) ─► the ICD without them   gl_contexts.cpp
+//   clCreateContext(CL_GL_CONTEXT_KHR, CL_EGL_DISPLAY_KHR) ─► the ICD without them   gl_sharing_contexts.cpp
 //
 // Where the ICD has the extension itself the calls go to it unchanged
 // (CLDMABUF_EGL=force takes them over anyway; forwarding.cpp).  See docs/egl.md.
 // Which slots and names egl's entry points (entry_points.hpp) take is
 // written in layer/entry/dispatch_table.cpp with every other override.
+#include "layer/egl/egl.hpp"
+
+#if CLDMABUF_EGL_INTEROP
 #include <cstdlib>
 #include <cstring>
 
-#include "layer/egl/egl.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/settings.hpp"
@@ -45,3 +49,14 @@ void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out)
 }
 
 }  // namespace cldmabuf
+
+#else  // built without EGL/GLES headers: no interop
+
+namespace cldmabuf {
+
+EglMode egl_mode() { return EglMode::off; }
+void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *) {}
+
+}  // namespace cldmabuf
+
+#endif

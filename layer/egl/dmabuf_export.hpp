@@ -1,13 +1,19 @@
-// EGLImage -> dma-buf (EGL_MESA_image_dma_buf_export) and the facts the
-// import needs that the export does not give: the image's size, and the
-// device the display renders on.
+// EGL and GL objects out as dma-bufs.  An EGLImage
+// (EGL_MESA_image_dma_buf_export), and what its import needs that the export
+// does not give: the image's size, read in a GLES context (with_gl_context).
+// A GL buffer object: EGL has no image of a buffer object, but Mesa's
+// EGL_MESA_gl_interop (the export rusticl uses for its own GL sharing) hands
+// out a buffer's dma-buf.  Measured in the VM: Mesa 25.0.7 llvmpipe exports
+// GL_ARRAY_BUFFER objects, offset 0.  (The device the display renders on is
+// in display_devices.hpp.)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include "layer/egl/device_match.hpp"
+#include "layer/base/cl_compat.h"
 #include "layer/egl/egl_api.hpp"
 
 namespace cldmabuf {
@@ -42,11 +48,17 @@ bool query_image_size(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, int 
 bool with_gl_context(const EglApi &egl, EGLDisplay dpy, EGLContext producer, const std::function<bool(std::string *)> &work,
                      std::string *why);
 
-// What the display renders on (EGL_EXT_device_query).  Without the query
-// the display counts as having no DRM device.
-DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy);
+struct GlBufferExport {
+    int fd = -1;            // owned by the caller
+    size_t offset = 0;      // of the buffer inside the dma-buf
+    size_t size = 0;        // bytes
+};
 
-// Whether `dpy` is an initialised EGLDisplay (eglQueryString answers).
-bool display_valid(const EglApi &egl, EGLDisplay dpy);
+// Flushes the buffer (eglGLInteropFlushObjectsMESA, where present) and exports
+// it.  false with *why and *code (CL_INVALID_GL_OBJECT for a name that is not
+// a buffer of the context, CL_INVALID_OPERATION when the display cannot
+// export buffers); no fd is left open then.
+bool export_gl_buffer(const EglApi &egl, EGLDisplay dpy, EGLContext ctx, GLuint buffer, cl_mem_flags flags,
+                      GlBufferExport *out, cl_int *code, std::string *why);
 
 }  // namespace cldmabuf

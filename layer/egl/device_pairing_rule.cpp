@@ -1,4 +1,4 @@
-#include "layer/egl/device_match.hpp"
+#include "layer/egl/device_pairing_rule.hpp"
 
 namespace cldmabuf {
 

@@ -1,4 +1,4 @@
-#include "layer/egl/egl_objects.hpp"
+#include "layer/egl/object_records.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -1,13 +1,23 @@
-// Applies the device-pairing rule (device_match.hpp) to real OpenCL devices
-// and a real EGL display: which devices of a context or platform may share
-// with the display.
+// The device-pairing rule (device_pairing_rule.hpp) applied to a real EGL
+// display and real OpenCL devices: what the display renders on, and which
+// devices of a context or platform may share with it (docs/egl.md, "GPU
+// match").
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/egl/device_pairing_rule.hpp"
 #include "layer/egl/egl_api.hpp"
+
+namespace cldmabuf {
+
+// What the display renders on (EGL_EXT_device_query).  Without the query
+// the display counts as having no DRM device.
+DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy);
+
+}  // namespace cldmabuf
 
 namespace cldmabuf::egl {
 

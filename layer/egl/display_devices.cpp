@@ -1,9 +1,48 @@
-#include "layer/egl/device_check.hpp"
+#include "layer/egl/display_devices.hpp"
 
 #include "layer/core/dispatch.hpp"
-#include "layer/egl/device_match.hpp"
-#include "layer/egl/egl_export.hpp"
 #include "layer/base/log.hpp"
+
+namespace cldmabuf {
+
+DisplayDevice display_device(const EglApi &egl, EGLDisplay dpy) {
+    DisplayDevice d;
+    d.software = true;
+    // Mesa's surfaceless platform names the first render node as the
+    // display's device (measured: vgem's renderD128) even when it then
+    // renders with llvmpipe; the driver's name says what really renders.
+    if (egl.GetDisplayDriverName && egl_display_has(egl, dpy, "EGL_MESA_query_driver")) {
+        if (const char *name = egl.GetDisplayDriverName(dpy)) d.driver = name;
+        egl.GetError();
+    }
+    EGLAttrib attrib = 0;
+    if (!egl.QueryDisplayAttribEXT || !egl.QueryDeviceStringEXT ||
+        !egl.QueryDisplayAttribEXT(dpy, EGL_DEVICE_EXT, &attrib) || !attrib) {
+        egl.GetError();
+        LOG_DEBUG("EGL display %p: no EGL device (EGL_EXT_device_query), driver %s: software", dpy,
+                  d.driver.empty() ? "(unknown)" : d.driver.c_str());
+        return d;
+    }
+    auto dev = reinterpret_cast<EGLDeviceEXT>(attrib);
+    const char *ext = egl.QueryDeviceStringEXT(dev, EGL_EXTENSIONS);
+    std::string exts = ext ? std::string(" ") + ext + " " : "";
+    d.software = exts.find(" EGL_MESA_device_software ") != std::string::npos;
+    const char *node = nullptr;
+    if (exts.find(" EGL_EXT_device_drm_render_node ") != std::string::npos)
+        node = egl.QueryDeviceStringEXT(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
+    const char *primary = nullptr;
+    if (exts.find(" EGL_EXT_device_drm ") != std::string::npos)
+        primary = egl.QueryDeviceStringEXT(dev, EGL_DRM_DEVICE_FILE_EXT);
+    if (primary) d.primary_node = primary;
+    if (!node) node = primary;
+    if (node) d.drm_node = node;
+    resolve_display_device(&d);
+    LOG_DEBUG("EGL display %p: driver %s, DRM node %s, %s", dpy, d.driver.empty() ? "(unknown)" : d.driver.c_str(),
+              d.drm_node.empty() ? "(none)" : d.drm_node.c_str(), d.software ? "software" : "hardware");
+    return d;
+}
+
+}  // namespace cldmabuf
 
 namespace cldmabuf::egl {
 namespace {

@@ -1,22 +1,36 @@
 // cl_khr_gl_sharing's contexts on EGL: clCreateContext and
 // clCreateContextFromType with CL_GL_CONTEXT_KHR / CL_EGL_DISPLAY_KHR.  The
 // ICD gets the list without the GL properties; the layer remembers the
-// sharing (shared_contexts.hpp) and answers CL_CONTEXT_PROPERTIES with the
-// application's list.
+// sharing (remember_share) and answers CL_CONTEXT_PROPERTIES with the
+// application's list.  clGetGLContextInfoKHR answers, for such a list, which
+// devices may share with the display.
+#include "layer/egl/gl_sharing_contexts.hpp"
+
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
-#include "layer/egl/context_request.hpp"
-#include "layer/egl/device_check.hpp"
+#include "layer/egl/display_devices.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
-#include "layer/egl/shared_contexts.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/param_answer.hpp"
 
+#include <CL/cl_egl.h>
+#include <CL/cl_gl.h>
+
 namespace cldmabuf::egl {
 namespace {
+
+std::mutex shares_mutex;
+std::unordered_map<cl_context, GlShare> shares;
+
+void CL_CALLBACK on_context_destroyed(cl_context context, void *) {
+    std::lock_guard lock(shares_mutex);
+    shares.erase(context);
+}
 
 void remember(cl_context context, const ContextRequest &req) {
     if (!req.has_gl_context && !req.allow_tiled) return;
@@ -29,6 +43,58 @@ void remember(cl_context context, const ContextRequest &req) {
 }
 
 }  // namespace
+
+void remember_share(cl_context context, const GlShare &share) {
+    {
+        std::lock_guard lock(shares_mutex);
+        shares[context] = share;
+    }
+    if (next().clSetContextDestructorCallback)
+        next().clSetContextDestructorCallback(context, on_context_destroyed, nullptr);
+}
+
+bool find_share(cl_context context, GlShare *out) {
+    std::lock_guard lock(shares_mutex);
+    auto it = shares.find(context);
+    if (it == shares.end()) return false;
+    if (out) *out = it->second;
+    return true;
+}
+
+cl_int check_gl_request(const ContextRequest &req, const EglApi **egl_out, const char *what) {
+    if (req.error != CL_SUCCESS) {
+        LOG_ERROR("%s: %s", what, req.why.c_str());
+        return req.error;
+    }
+    if (req.other_window_system) {
+        LOG_ERROR("%s: the layer shares with GL only through EGL (CL_EGL_DISPLAY_KHR), not GLX/WGL/CGL", what);
+        return CL_INVALID_OPERATION;
+    }
+    if (req.has_gl_context && !req.has_display) {
+        LOG_ERROR("%s: CL_GL_CONTEXT_KHR needs CL_EGL_DISPLAY_KHR", what);
+        return CL_INVALID_OPERATION;
+    }
+    std::string why;
+    const EglApi *egl = egl_api(&why);
+    if (!egl) {
+        LOG_ERROR("%s: EGL is not available: %s", what, why.c_str());
+        return CL_INVALID_OPERATION;
+    }
+    if (!display_valid(*egl, req.display)) {
+        LOG_ERROR("%s: CL_EGL_DISPLAY_KHR is not an initialised EGLDisplay", what);
+        return CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR;
+    }
+    if (req.has_gl_context) {
+        EGLint type = 0;
+        if (!egl->QueryContext(req.display, req.gl_context, EGL_CONTEXT_CLIENT_TYPE, &type)) {
+            LOG_ERROR("%s: CL_GL_CONTEXT_KHR is not an EGLContext of the display (%s)", what,
+                      egl_error_name(egl->GetError()));
+            return CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR;
+        }
+    }
+    *egl_out = egl;
+    return CL_SUCCESS;
+}
 
 cl_context CL_API_CALL create_context(const cl_context_properties *properties, cl_uint num_devices,
                                       const cl_device_id *devices,
@@ -102,6 +168,35 @@ cl_int CL_API_CALL get_context_info(cl_context context, cl_context_info name, si
         }
     }
     return next().clGetContextInfo(context, name, size, value, size_ret);
+}
+
+cl_int CL_API_CALL get_gl_context_info(const cl_context_properties *properties, cl_gl_context_info name,
+                                       size_t size, void *value, size_t *size_ret) {
+    ContextRequest req;
+    parse_context_properties(properties, &req);
+    if (icd_gl_sharing(req.platform) && next().clGetGLContextInfoKHR)
+        return next().clGetGLContextInfoKHR(properties, name, size, value, size_ret);
+    if (name != CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR && name != CL_DEVICES_FOR_GL_CONTEXT_KHR) return CL_INVALID_VALUE;
+    if (!req.platform) {
+        LOG_ERROR("clGetGLContextInfoKHR: give CL_CONTEXT_PLATFORM (the layer serves one platform at a time)");
+        return CL_INVALID_PLATFORM;
+    }
+    if (!req.has_gl_context) {
+        LOG_ERROR("clGetGLContextInfoKHR: properties name no GL context (CL_GL_CONTEXT_KHR)");
+        return CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR;
+    }
+    const EglApi *egl = nullptr;
+    if (cl_int err = check_gl_request(req, &egl, "clGetGLContextInfoKHR"); err != CL_SUCCESS) return err;
+    cl_uint n = 0;
+    if (cl_int err = next().clGetDeviceIDs(req.platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n); err != CL_SUCCESS)
+        return err == CL_DEVICE_NOT_FOUND ? answer(nullptr, 0, size, value, size_ret) : err;
+    std::vector<cl_device_id> all(n);
+    if (cl_int err = next().clGetDeviceIDs(req.platform, CL_DEVICE_TYPE_ALL, n, all.data(), nullptr); err != CL_SUCCESS)
+        return err;
+    const std::vector<cl_device_id> matching = devices_for_display(*egl, req.display, all);
+    if (name == CL_CURRENT_DEVICE_FOR_GL_CONTEXT_KHR)
+        return answer(matching.data(), matching.empty() ? 0 : sizeof(cl_device_id), size, value, size_ret);
+    return answer(matching.data(), matching.size() * sizeof(cl_device_id), size, value, size_ret);
 }
 
 }  // namespace cldmabuf::egl
