@@ -23,6 +23,13 @@ struct NameFilter {
         for (cl_uint n : names) maybe |= uint64_t{1} << (n & 63);
     }
     constexpr bool may_be_ours(cl_uint name) const { return (maybe >> (name & 63)) & 1; }
+    // A filter for this one's names and `other`'s (two features answering
+    // one query, e.g. the import's and VA-API's clGetMemObjectInfo names).
+    constexpr NameFilter with(const NameFilter &other) const {
+        NameFilter both = *this;
+        both.maybe |= other.maybe;
+        return both;
+    }
 };
 
 }  // namespace cldmabuf

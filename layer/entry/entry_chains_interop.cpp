@@ -9,6 +9,7 @@
 #include "layer/entry/entry_chains.hpp"
 
 #include "layer/core/context_devices.hpp"
+#include "layer/base/name_filter.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/import/queries.hpp"
 #include "layer/va/entry_points.hpp"
@@ -61,10 +62,16 @@ cl_context CL_API_CALL after_va_create_context_from_type(const cl_context_proper
     return context;
 }
 
+constexpr cl_uint va_mem_names[] = {CL_MEM_VA_API_MEDIA_SURFACE_INTEL};
+constexpr NameFilter interop_mem_name = import_mem_name.with(NameFilter(va_mem_names));
+
+// A name one of the two may answer: VA-API's, then the import's (which gives
+// the ICD the names it does not answer).
 [[gnu::noinline]] cl_int va_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
                                             size_t *size_ret) {
-    if (cl_int err; va::mem_object_info(mem, name, size, value, size_ret, &err)) return err;
-    return import_mem_object_info(mem, name, size, value, size_ret);
+    if (cl_int err; name == CL_MEM_VA_API_MEDIA_SURFACE_INTEL && va::mem_object_info(mem, name, size, value, size_ret, &err))
+        return err;
+    return import_mem_object_answer(mem, name, size, value, size_ret);
 }
 
 [[gnu::noinline]] cl_int va_image_info(cl_mem image, cl_image_info name, size_t size, void *value,
@@ -99,13 +106,13 @@ cl_int CL_API_CALL get_context_info(cl_context context, cl_context_info name, si
     return next().clGetContextInfo(context, name, size, value, size_ret);
 }
 
-// The VA names are asked rarely, every other name often (a pass-through of
-// the layer's, `bench-passthrough`'s get_mem_info_size): one compare, then a
-// tail call into the import's queries; the VA answer is out of line.
+// Every name but the import's and VA-API's goes straight to the ICD after
+// one bit test of both features' names (layer/base/name_filter.hpp: the
+// +5-instruction pass-through, `bench-passthrough`'s get_mem_info_size); the
+// answers are out of line.
 cl_int CL_API_CALL mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value, size_t *size_ret) {
-    if (__builtin_expect(name == CL_MEM_VA_API_MEDIA_SURFACE_INTEL, 0))
-        return va_mem_object_info(mem, name, size, value, size_ret);
-    return import_mem_object_info(mem, name, size, value, size_ret);
+    if (interop_mem_name.may_be_ours(name)) return va_mem_object_info(mem, name, size, value, size_ret);
+    return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
 }
 
 cl_int CL_API_CALL image_info(cl_mem image, cl_image_info name, size_t size, void *value, size_t *size_ret) {

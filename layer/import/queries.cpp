@@ -29,15 +29,12 @@ cl_int sub_buffer_info(cl_mem mem, cl_mem_info name, size_t size, void *value, s
     return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
 }
 
-// The names the layer answers for an import or an allocation (the rest is the ICD's).
-constexpr cl_uint layer_mem_names[] = {CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, CL_MEM_DMA_BUF_EXPORTER_CLDMABUF,
-                                       CL_MEM_DMA_BUF_FD_CLDMABUF,          CL_MEM_PROPERTIES,
-                                       CL_MEM_FLAGS,                        CL_MEM_HOST_PTR,
-                                       CL_MEM_ASSOCIATED_MEMOBJECT};
-constexpr NameFilter layer_mem_name(layer_mem_names);
+
+
+}  // namespace
 
 // Out of line, so that the pass-through below needs no stack frame.
-[[gnu::noinline]] cl_int answer_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
+[[gnu::noinline]] cl_int import_mem_object_answer(cl_mem mem, cl_mem_info name, size_t size, void *value,
                                                 size_t *size_ret) {
     // The allocator's names, and CL_MEM_PROPERTIES of an object it allocated
     // (the caller's list, not the import's).
@@ -71,13 +68,11 @@ constexpr NameFilter layer_mem_name(layer_mem_names);
     }
 }
 
-}  // namespace
-
 // Every name but the seven above (CL_MEM_SIZE, ...) goes straight down: one
 // table byte decides (layer/base/name_filter.hpp), before any lookup.
 cl_int CL_API_CALL import_mem_object_info(cl_mem mem, cl_mem_info name, size_t size, void *value,
                                           size_t *size_ret) {
-    if (layer_mem_name.may_be_ours(name)) return answer_mem_object_info(mem, name, size, value, size_ret);
+    if (import_mem_name.may_be_ours(name)) return import_mem_object_answer(mem, name, size, value, size_ret);
     return next().clGetMemObjectInfo(mem, name, size, value, size_ret);
 }
 
