@@ -1,10 +1,13 @@
 #include "layer/va/forwarding.hpp"
 
+
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/icd/devices.hpp"
 #include "layer/core/extension_list.hpp"
 
 namespace cldmabuf::va {
@@ -34,22 +37,13 @@ void *icd_function(cl_platform_id platform, const char *name) {
     return next().clGetExtensionFunctionAddressForPlatform(platform, name);
 }
 
-cl_platform_id platform_of_device(cl_device_id device) {
-    cl_platform_id platform = nullptr;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-        return nullptr;
-    return platform;
-}
+// The ICD's answers through the shared queries (layer/icd/devices.hpp).
+cl_platform_id platform_of_device(cl_device_id device) { return device_platform(device); }
 
 cl_platform_id platform_of_context(cl_context context) {
-    cl_device_id device = nullptr;
-    size_t bytes = 0;
-    if (next().clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &bytes) != CL_SUCCESS || bytes == 0)
-        return nullptr;
-    std::string buf(bytes, '\0');
-    if (next().clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, buf.data(), nullptr) != CL_SUCCESS) return nullptr;
-    device = *reinterpret_cast<const cl_device_id *>(buf.data());
-    return platform_of_device(device);
+    std::vector<cl_device_id> devices;
+    if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return nullptr;
+    return device_platform(devices.front());
 }
 
 cl_context context_of_queue(cl_command_queue queue) {
