@@ -1,6 +1,5 @@
 #include "layer/va/forwarding.hpp"
 
-
 #include <mutex>
 #include <string>
 #include <unordered_map>
