@@ -160,22 +160,42 @@ struct LeakCheck {
     }
 };
 
+// The start of a case: skipped where the layer does not take the blitter,
+// else the leak check taken after a first environment and copy pair came and
+// went (the ICD's and the engine's process-wide fds and buffers exist by
+// then, so only what the case leaves behind counts).
+LeakCheck blt_fence_case() {
+    REQUIRE_BLT_FENCES();
+    {
+        ClEnv warm;
+        CopyPair warm_pair(warm);
+    }
+    return LeakCheck{};
+}
+
+// A case's environment: the queue, the layer's semaphore entry points, the
+// two imports; WaitCase adds a semaphore waiting on a fence of the test's.
+struct CopyCase {
+    ClEnv env;
+    SemFns sem{env};
+    CopyPair pair{env};
+};
+struct WaitCase {
+    ClEnv env;
+    SemFns sem{env};
+    CopyPair pair{env};
+    TestFence tf;
+    cl_semaphore_khr s = sem.make(env, false, tf.fence);
+};
+
 }  // namespace
 
 TEST_CASE("[blt-fence] a semaphore wait right before a copy: the batch waits for its sync_file on the GPU",
           "[blt][blt-fence]") {
-    REQUIRE_BLT_FENCES();
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;  // the ICD's and the engine's process-wide fds and buffers
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
-        TestFence tf;
-        cl_semaphore_khr s = sem.make(env, false, tf.fence);
+        WaitCase wc;
+        auto &[env, sem, pair, tf, s] = wc;
         const cl_ulong fence_in = counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF);
         const uint64_t submitted = vgen9().submitted();
         REQUIRE(sem.wait(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
@@ -204,16 +224,10 @@ TEST_CASE("[blt-fence] a semaphore wait right before a copy: the batch waits for
 
 TEST_CASE("[blt-fence] a signal right after a copy: the semaphore's sync_fd is the batch's fence",
           "[blt][blt-fence]") {
-    REQUIRE_BLT_FENCES();
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
+        CopyCase cc;
+        auto &[env, sem, pair] = cc;
         cl_semaphore_khr s = sem.make(env, true);
         const cl_ulong fence_out = counter(env, CL_STATS_BLT_FENCE_OUT_CLDMABUF);
         vgen9().set_manual(1);  // the batch runs only when the test ticks the engine
@@ -249,18 +263,10 @@ TEST_CASE("[blt-fence] a signal right after a copy: the semaphore's sync_fd is t
 
 TEST_CASE("[blt-fence] a wait whose sync_file fails: the copy fails with the layer's error, the queue goes on",
           "[blt][blt-fence]") {
-    REQUIRE_BLT_FENCES();
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
-        TestFence tf;
-        cl_semaphore_khr s = sem.make(env, false, tf.fence);
+        WaitCase wc;
+        auto &[env, sem, pair, tf, s] = wc;
         const uint64_t submitted = vgen9().submitted();
         REQUIRE(sem.wait(env.queue, 1, &s, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
         cl_event ev = nullptr;
@@ -284,17 +290,10 @@ TEST_CASE("[blt-fence] an execbuffer that refuses the fence: the copy waits for 
           "[blt][blt-fence]") {
     REQUIRE_BLT_FENCES();
     if (!chained()) SKIP("CLDMABUF_BLT_SEMAPHORE_FENCES is off: no FENCE_IN to refuse");
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
-        TestFence tf;
-        cl_semaphore_khr s = sem.make(env, false, tf.fence);
+        WaitCase wc;
+        auto &[env, sem, pair, tf, s] = wc;
         const cl_ulong fence_in = counter(env, CL_STATS_BLT_FENCE_IN_CLDMABUF);
         const cl_ulong fallbacks = counter(env, CL_STATS_BLT_FENCE_IN_FALLBACKS_CLDMABUF);
         REQUIRE(vgen9().fail_ioctl(DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, 1, EINVAL) == 0);
@@ -368,18 +367,10 @@ namespace {
 
 // The copy stays unsubmitted until the wait's fence signals: no chain.
 void expect_no_chain(bool icd_copies) {
-    REQUIRE_BLT_FENCES();
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
-        TestFence tf;
-        cl_semaphore_khr s = sem.make(env, false, tf.fence);
+        WaitCase wc;
+        auto &[env, sem, pair, tf, s] = wc;
         cl_semaphore_khr other = sem.make(env, false);
         cl_command_queue q = env.queue, ooo = nullptr;
         if (icd_copies) {
@@ -484,16 +475,10 @@ struct Between {
 // evidence that the chain is made here at all, so that "not chained" after
 // it says the command between broke it.
 void check_between(const std::function<Between(const ClEnv &)> &make) {
-    REQUIRE_BLT_FENCES();
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
+        CopyCase cc;
+        auto &[env, sem, pair] = cc;
         const Between between = make(env);
         wait_then_copy(env, sem, pair, chained());
         // At auto the command between is seen and breaks the chain; `on`
@@ -628,16 +613,10 @@ TEST_CASE("[blt-fence] a kernel, a read, a migration or an SVM command between t
 
 TEST_CASE("[blt-fence] a marker between the copy and the signal: the signal takes the batch's fence only at on",
           "[blt][blt-fence]") {
-    REQUIRE_BLT_FENCES();
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
+        CopyCase cc;
+        auto &[env, sem, pair] = cc;
         auto copy_then_signal = [&](bool expect_chain, bool marker_between) {
             pair.reset();
             cl_semaphore_khr s = sem.make(env, true);
@@ -682,15 +661,10 @@ TEST_CASE("[blt-fence] after the application looked up an ICD enqueue: chained a
           "[.blt-fence-lookup]") {
     REQUIRE_BLT_FENCES();
     if (fences_on() || fences_off()) SKIP("CLDMABUF_BLT_SEMAPHORE_FENCES is not auto");
+    const LeakCheck leaks = blt_fence_case();
     {
-        ClEnv warm;
-        CopyPair warm_pair(warm);
-    }
-    const LeakCheck leaks;
-    {
-        ClEnv env;
-        SemFns sem(env);
-        CopyPair pair(env);
+        CopyCase cc;
+        auto &[env, sem, pair] = cc;
         wait_then_copy(env, sem, pair, true);  // chained so far
         // PoCL's cl_khr_command_buffer (NEO has it too); any clEnqueue* of the ICD's would do.
         void *fn = clGetExtensionFunctionAddressForPlatform(env.platform, "clEnqueueCommandBufferKHR");
