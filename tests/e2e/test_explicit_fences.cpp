@@ -153,6 +153,40 @@ void acquire_now(const ClEnv &env, cl_mem mem) {
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);  // no earlier step of the import left unfinished
 }
 
+// Skips a case where no dma-buf exporter is at hand: a base, so that it runs
+// before the members are made.
+struct NeedsDmabuf {
+    NeedsDmabuf() { REQUIRE_DMABUF(); }
+};
+
+// A consumer's fd on a dma-buf (consumer_fd), closed with its owner.
+struct ConsumerFd {
+    int fd;
+    explicit ConsumerFd(const Dmabuf &buf) : fd(consumer_fd(buf)) {}
+    ConsumerFd(const ConsumerFd &) = delete;
+    ConsumerFd &operator=(const ConsumerFd &) = delete;
+    ~ConsumerFd() { close(fd); }
+    operator int() const { return fd; }
+};
+
+const Dmabuf &with_release_fences(const ClEnv &env, const ImportedBuffer &b) {
+    REQUIRE_RELEASE_FENCES(env, b);
+    return b.buf;
+}
+
+// A case's import, skipped unless its releases attach fences here, and a
+// consumer's fd watching its dma-buf.
+struct FencedImport : NeedsDmabuf {
+    ClEnv env;
+    ImportedBuffer b{env, 65536};
+    ConsumerFd watch{with_release_fences(env, b)};
+    // Acquires the import; the process's fds once settled after it.
+    int acquire_settled() {
+        acquire_now(env, b.mem);
+        return settled_fds();
+    }
+};
+
 // A write fence on `target` that completes only when told: on the virtual
 // Gen9 a blitter copy into it on a queue of its own (manual mode: its batch
 // completes at tick), elsewhere a vgem fence.
@@ -205,13 +239,9 @@ bool can_make_pending_writer() {
 
 TEST_CASE("explicit fences: a queued release's fence is pending for consumers until the release ran",
           "[explicit-fences]") {
-    REQUIRE_DMABUF();
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
-    acquire_now(env, b.mem);
-    const int fds_before = settled_fds();
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
+    const int fds_before = fi.acquire_settled();
     {
         HeldRelease r(env, b.mem);
         CHECK(writer_pending(watch));  // an implicit-sync reader waits for the release
@@ -235,18 +265,13 @@ TEST_CASE("explicit fences: a queued release's fence is pending for consumers un
         CHECK_FALSE(writer_pending(watch));
     }
     CHECK(open_fds_toward(fds_before) == fds_before);
-    close(watch);
 }
 
 TEST_CASE("explicit fences: a release that cannot run yet is signalled at the fence timeout, not held forever",
           "[explicit-fences]") {
-    REQUIRE_DMABUF();
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
-    acquire_now(env, b.mem);
-    const int fds_before = settled_fds();
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
+    const int fds_before = fi.acquire_settled();
     {
         HeldRelease r(env, b.mem);
         CHECK(writer_pending(watch));
@@ -258,7 +283,6 @@ TEST_CASE("explicit fences: a release that cannot run yet is signalled at the fe
     }
     CHECK(clFinish(env.queue) == CL_SUCCESS);
     CHECK(open_fds_toward(fds_before) == fds_before);
-    close(watch);
 }
 
 TEST_CASE("explicit fences: read-only imports and the fast path attach nothing", "[explicit-fences]") {
@@ -363,12 +387,9 @@ TEST_CASE("explicit fences: EXPORT_SYNC_FILE refused (ENOTTY) falls back to poll
 TEST_CASE("explicit fences: IMPORT_SYNC_FILE refused: the release behaves as before", "[explicit-fences]") {
     REQUIRE_DMABUF();
     if (!vgen9().loaded) SKIP("needs the virtual Gen9 to refuse the ioctl");
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
-    acquire_now(env, b.mem);
-    const int fds_before = settled_fds();
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
+    const int fds_before = fi.acquire_settled();
     REQUIRE(vgen9().fail_ioctl(DMA_BUF_IOCTL_IMPORT_SYNC_FILE, 0, EINVAL) == 0);
     for (int round = 0; round < 2; ++round) {  // the second is not asked again
         HeldRelease r(env, b.mem);
@@ -381,18 +402,14 @@ TEST_CASE("explicit fences: IMPORT_SYNC_FILE refused: the release behaves as bef
     CHECK(open_fds_toward(fds_before) == fds_before);  // the unimported fence's timeline is closed
     REQUIRE(env.release(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(clFinish(env.queue) == CL_SUCCESS);
-    close(watch);
 }
 
 TEST_CASE("explicit fences: a failed release step still signals its fence", "[explicit-fences]") {
     REQUIRE_DMABUF();
     if (!vgen9().loaded) SKIP("needs the virtual Gen9 to fail DMA_BUF_IOCTL_SYNC");
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
-    acquire_now(env, b.mem);
-    const int fds_before = settled_fds();
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
+    const int fds_before = fi.acquire_settled();
     {
         HeldRelease r(env, b.mem);
         CHECK(writer_pending(watch));
@@ -405,7 +422,6 @@ TEST_CASE("explicit fences: a failed release step still signals its fence", "[ex
     CHECK(clFinish(env.queue) == CL_OUT_OF_RESOURCES);  // the failure, reported once
     vgen9().reset();
     CHECK(open_fds_toward(fds_before) == fds_before);
-    close(watch);
 }
 
 // ---- the pipelined acquire + device work + release ----------------------------------------------
@@ -436,11 +452,8 @@ cl_event open_user_event(const ClEnv &env) {
 TEST_CASE("explicit fences: acquire, fill and release enqueued together while the acquire waits: the release's "
           "fence is in the dma-buf once the acquire ran, not before, and the acquire does not wait for it",
           "[explicit-fences][kernel]") {
-    REQUIRE_DMABUF();
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
     DmabufView view(b.buf);
     view.begin(true);
     view.fill_words(0x1000);  // what a producer left
@@ -488,7 +501,6 @@ TEST_CASE("explicit fences: acquire, fill and release enqueued together while th
     CHECK(all);
     for (cl_event e : {acq, fill, rel, go, let_go}) clReleaseEvent(e);
     CHECK(open_fds_toward(fds_before) == fds_before);
-    close(watch);
 }
 
 // Issue #28 item 2: a producer without fences (V4L2 DQBUF, another process)
@@ -501,11 +513,8 @@ TEST_CASE("explicit fences: acquire, fill and release enqueued together while th
 TEST_CASE("explicit fences: a fence-honouring producer that completes the acquire's user event does not wait for "
           "the release, three frames in a row",
           "[explicit-fences][kernel]") {
-    REQUIRE_DMABUF();
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
     const int fds_before = settled_fds();
     for (cl_uint frame = 0; frame < 3; ++frame) {
         cl_event go = open_user_event(env);
@@ -549,7 +558,6 @@ TEST_CASE("explicit fences: a fence-honouring producer that completes the acquir
         for (cl_event e : {acq, rel, go}) clReleaseEvent(e);
     }
     CHECK(open_fds_toward(fds_before) == fds_before);
-    close(watch);
 }
 
 // The pipelined fence at once where the acquire's wait list is complete: the
@@ -597,11 +605,8 @@ TEST_CASE("explicit fences: an acquire that waits only for its queue is opened a
 TEST_CASE("explicit fences: two pipelined rounds on one import: the second release, behind a pending fence, "
           "attaches none and nothing waits for the timeout",
           "[explicit-fences][kernel]") {
-    REQUIRE_DMABUF();
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
     const int fds_before = settled_fds();
     cl_event go = open_user_event(env);
     cl_event rel[2] = {};
@@ -639,7 +644,6 @@ TEST_CASE("explicit fences: two pipelined rounds on one import: the second relea
     }
     for (cl_event e : {rel[0], rel[1], go}) clReleaseEvent(e);
     CHECK(open_fds_toward(fds_before) == fds_before);
-    close(watch);
 }
 
 // The acquire waits for the fences in the dma-buf when it runs, the layer's
@@ -654,11 +658,8 @@ TEST_CASE("explicit fences: two pipelined rounds on one import: the second relea
 TEST_CASE("explicit fences: a fence added to the dma-buf after the pipelined release was enqueued is waited for "
           "by the acquire, the release's own is not",
           "[explicit-fences]") {
-    REQUIRE_DMABUF();
-    ClEnv env;
-    ImportedBuffer b(env, 65536);
-    REQUIRE_RELEASE_FENCES(env, b);
-    const int watch = consumer_fd(b.buf);
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
     const int fds_before = settled_fds();
     {
         const int timeline = open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC);
@@ -700,7 +701,6 @@ TEST_CASE("explicit fences: a fence added to the dma-buf after the pipelined rel
         close(timeline);
     }
     CHECK(open_fds_toward(fds_before) == fds_before);
-    close(watch);
 }
 
 // The acquire waits for a producer's fence still pending when the release is
