@@ -20,34 +20,13 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "test_dmabufs.hpp"
-#include "test_fixture.hpp"
+#include "test_handoff.hpp"
 
 using namespace testicd_test;
 
 namespace {
 
-std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> stats(const Env &env) {
-    std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> s{};
-    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) == CL_SUCCESS);
-    return s;
-}
-cl_ulong quiet(const Env &env) { return stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF]; }
-
-struct Imported {
-    e2e::Dmabuf buf;
-    cl_mem mem = nullptr;
-    Imported(const Env &env, size_t size) : buf(e2e::make_dmabuf(size)) {
-        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                           static_cast<cl_mem_properties>(buf.fd), 0};
-        cl_int err = CL_OUT_OF_RESOURCES;
-        mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        buf.release_fd();  // the importer owns it now
-    }
-    ~Imported() {
-        if (mem) clReleaseMemObject(mem);
-    }
-};
+cl_ulong quiet(const Env &env) { return layer_stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF]; }
 
 // Which library a function handed out lives in.
 std::string library_of(void *fn) {
@@ -61,17 +40,12 @@ TEST_CASE("fast paths: the ICD's semaphore enqueues go out counted; looked up th
           "[fast-paths]") {
     REQUIRE_DMABUF();
     Env env;
-    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    const auto [acquire, release] = Handoff(env);
     auto create = reinterpret_cast<clCreateSemaphoreWithPropertiesKHR_fn>(
         env.function("clCreateSemaphoreWithPropertiesKHR"));
     auto release_sema = reinterpret_cast<clReleaseSemaphoreKHR_fn>(env.function("clReleaseSemaphoreKHR"));
     auto signal = reinterpret_cast<clEnqueueSignalSemaphoresKHR_fn>(env.function("clEnqueueSignalSemaphoresKHR"));
     auto wait = reinterpret_cast<clEnqueueWaitSemaphoresKHR_fn>(env.function("clEnqueueWaitSemaphoresKHR"));
-    REQUIRE(acquire);
-    REQUIRE(release);
     REQUIRE(create);
     REQUIRE(release_sema);
     REQUIRE(signal);

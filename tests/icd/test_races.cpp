@@ -16,26 +16,13 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "test_dmabufs.hpp"
-#include "test_fixture.hpp"
+#include "test_handoff.hpp"
 
 using namespace testicd_test;
 
 namespace {
 
 constexpr cl_platform_info kPark = 0x7E60, kParked = 0x7E61, kUnpark = 0x7E62;  // tests/icd/testicd.hpp
-
-struct Handoff {
-    clEnqueueAcquireExternalMemObjectsKHR_fn acquire = nullptr;
-    clEnqueueReleaseExternalMemObjectsKHR_fn release = nullptr;
-    explicit Handoff(const Env &env)
-        : acquire(reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-              env.function("clEnqueueAcquireExternalMemObjectsKHR"))),
-          release(reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-              env.function("clEnqueueReleaseExternalMemObjectsKHR"))) {
-        REQUIRE(acquire);
-        REQUIRE(release);
-    }
-};
 
 void park(const Env &env, const char *function) {
     REQUIRE(clGetPlatformInfo(env.platform, kPark, std::strlen(function) + 1, const_cast<char *>(function),
@@ -52,12 +39,6 @@ bool wait_parked(const Env &env) {
 }
 void unpark(const Env &env) { REQUIRE(clGetPlatformInfo(env.platform, kUnpark, 0, nullptr, nullptr) == CL_SUCCESS); }
 
-std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> stats(const Env &env) {
-    std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> s{};
-    REQUIRE(clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) == CL_SUCCESS);
-    return s;
-}
-
 // A consumer's view of the dma-buf: POLLIN not ready now means a writer's
 // fence is pending (what an implicit-sync reader waits for).
 bool writer_pending(int fd) {
@@ -72,26 +53,6 @@ bool layer_has_fence_source(const Env &env) {
                CL_SUCCESS &&
            bytes > 0;
 }
-
-struct Imported {
-    e2e::Dmabuf buf;
-    int watch = -1;
-    cl_mem mem = nullptr;
-    Imported(const Env &env, size_t size) : buf(e2e::make_dmabuf(size)) {
-        watch = fcntl(buf.fd, F_DUPFD_CLOEXEC, 0);
-        REQUIRE(watch >= 0);
-        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                           static_cast<cl_mem_properties>(buf.fd), 0};
-        cl_int err = CL_OUT_OF_RESOURCES;
-        mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
-        REQUIRE(err == CL_SUCCESS);
-        buf.release_fd();  // the importer owns it now
-    }
-    ~Imported() {
-        if (mem) clReleaseMemObject(mem);
-        if (watch >= 0) close(watch);
-    }
-};
 
 cl_int status_of(cl_event e) {
     cl_int s = CL_QUEUED;
@@ -132,10 +93,10 @@ TEST_CASE("races: a write counted but not yet in the queue while clFinish ran is
     b.join();
     REQUIRE(fill_err == CL_SUCCESS);
 
-    const auto before = stats(env);
+    const auto before = layer_stats(env);
     cl_event rel = nullptr;
     REQUIRE(h.release(env.queue, 1, &x.mem, 0, nullptr, &rel) == CL_SUCCESS);
-    const auto after = stats(env);
+    const auto after = layer_stats(env);
     CHECK(after[CL_STATS_QUIET_HANDOFFS_CLDMABUF] == before[CL_STATS_QUIET_HANDOFFS_CLDMABUF]);
     CHECK(after[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] == before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] + 1);
     CHECK(status_of(rel) != CL_COMPLETE);
@@ -175,10 +136,10 @@ TEST_CASE("races: a write enqueued while clFinish is inside the ICD keeps the ne
     a.join();
     CHECK(finish_err == CL_SUCCESS);
 
-    const auto before = stats(env);
+    const auto before = layer_stats(env);
     cl_event rel = nullptr;
     REQUIRE(h.release(env.queue, 1, &x.mem, 0, nullptr, &rel) == CL_SUCCESS);
-    CHECK(stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] == before[CL_STATS_QUIET_HANDOFFS_CLDMABUF]);
+    CHECK(layer_stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] == before[CL_STATS_QUIET_HANDOFFS_CLDMABUF]);
     CHECK(status_of(rel) != CL_COMPLETE);
     REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
     CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
@@ -195,9 +156,9 @@ TEST_CASE("races: with nothing between, the handoffs after clFinish stay quiet",
     Handoff h(env);
     Imported x(env, 65536);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    const auto before = stats(env);
+    const auto before = layer_stats(env);
     REQUIRE(h.acquire(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(h.release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
-    CHECK(stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] == before[CL_STATS_QUIET_HANDOFFS_CLDMABUF] + 2);
+    CHECK(layer_stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] == before[CL_STATS_QUIET_HANDOFFS_CLDMABUF] + 2);
     CHECK(clFinish(env.queue) == CL_SUCCESS);
 }

@@ -15,7 +15,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "test_dmabufs.hpp"
-#include "test_fixture.hpp"
+#include "test_handoff.hpp"
 
 using namespace testicd_test;
 
@@ -81,12 +81,7 @@ TEST_CASE("an opaque-fd import reaches the ICD with the application's property l
     CHECK(contains(env.icd_log(), "clCreateBufferWithProperties props=" + recorded(props) + " flags=0x1 size=4096"));
 
     SECTION("acquire and release of the ICD's object go to the ICD's own entry points") {
-        auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-            env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-        auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-            env.function("clEnqueueReleaseExternalMemObjectsKHR"));
-        REQUIRE(acquire);
-        REQUIRE(release);
+        const auto [acquire, release] = Handoff(env);
         env.clear_icd_log();
         cl_event ev = nullptr;
         CHECK(acquire(env.queue, 1, &mem, 0, nullptr, &ev) == CL_SUCCESS);
@@ -201,10 +196,7 @@ TEST_CASE("a dma-buf import goes to an ICD that imports dma-bufs itself", "[nati
     CHECK(contains(log, "clCreateBufferWithProperties props=" + hex(dma_buf) + "," + hex(fd) + ",0"));
     CHECK_FALSE(contains(log, "clCreateBuffer flags"));
 
-    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    const auto [acquire, release] = Handoff(env);
     env.clear_icd_log();
     REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
     unsigned char seen[4096] = {};
@@ -389,10 +381,7 @@ TEST_CASE("an OpenCL 1.2/2.x ICD gets working imports and no call into a slot it
         std::memset(cpu, 0x21, 4096);
         cl_mem mem = import_dmabuf(env, buf, 4096, &err);
         REQUIRE(err == CL_SUCCESS);
-        auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-            env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-        auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-            env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+        const auto [acquire, release] = Handoff(env);
         REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
         unsigned char seen[4096] = {};
         REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, sizeof seen, seen, 0, nullptr, nullptr) == CL_SUCCESS);
@@ -433,10 +422,7 @@ TEST_CASE("a discrete device takes the copy route, and the bytes travel", "[disc
     cl_uint route = 99;
     REQUIRE(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) == CL_SUCCESS);
     CHECK(route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF);
-    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
+    const auto [acquire, release] = Handoff(env);
     std::memset(cpu, 0x44, 4096);  // after the import: only acquire's copy brings it over
     REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
     unsigned char seen[4096] = {};
@@ -472,12 +458,7 @@ TEST_CASE("a late destructor callback tears down its own import, not the newer o
           "[late-destructors]") {
     REQUIRE_DMABUF();
     Env env;
-    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
-    REQUIRE(acquire);
-    REQUIRE(release);
+    const auto [acquire, release] = Handoff(env);
     auto run_destructors = [&] {
         REQUIRE(clGetPlatformInfo(env.platform, 0x7E5B, 0, nullptr, nullptr) == CL_SUCCESS);  // testicd.hpp
     };
@@ -723,12 +704,7 @@ void drop_icd_event_refs(const Env &env) {
 TEST_CASE("a reused event handle reports its own command type and status", "[stale-events]") {
     REQUIRE_DMABUF();
     Env env;
-    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
-    REQUIRE(acquire);
-    REQUIRE(release);
+    const auto [acquire, release] = Handoff(env);
     cl_int err = CL_OUT_OF_RESOURCES;
     e2e::Dmabuf a = e2e::make_dmabuf(4096);
     cl_mem mem = import_dmabuf(env, a, 4096, &err);
@@ -795,12 +771,7 @@ TEST_CASE("a reused event handle reports its own command type and status", "[sta
 TEST_CASE("the layer's event entries go with the application's last release", "[stale-events]") {
     REQUIRE_DMABUF();
     Env env;
-    auto acquire = reinterpret_cast<clEnqueueAcquireExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueAcquireExternalMemObjectsKHR"));
-    auto release = reinterpret_cast<clEnqueueReleaseExternalMemObjectsKHR_fn>(
-        env.function("clEnqueueReleaseExternalMemObjectsKHR"));
-    REQUIRE(acquire);
-    REQUIRE(release);
+    const auto [acquire, release] = Handoff(env);
     cl_int err = CL_OUT_OF_RESOURCES;
     e2e::Dmabuf a = e2e::make_dmabuf(4096);
     cl_mem mem = import_dmabuf(env, a, 4096, &err);
