@@ -48,6 +48,15 @@ cl_mem import_dmabuf(const Env &env, e2e::Dmabuf &buf, size_t size, cl_int *err)
     return mem;
 }
 
+// A fresh dma-buf of `size` bytes imported (the import owns its fd).
+cl_mem import_fresh(const Env &env, size_t size) {
+    cl_int err = CL_OUT_OF_RESOURCES;
+    e2e::Dmabuf buf = e2e::make_dmabuf(size);
+    cl_mem mem = import_dmabuf(env, buf, size, &err);
+    REQUIRE(err == CL_SUCCESS);
+    return mem;
+}
+
 }  // namespace
 
 TEST_CASE("handle-type queries answer the union of the ICD's and the layer's types", "[union]") {
@@ -705,10 +714,7 @@ TEST_CASE("a reused event handle reports its own command type and status", "[sta
     REQUIRE_DMABUF();
     Env env;
     const auto [acquire, release] = Handoff(env);
-    cl_int err = CL_OUT_OF_RESOURCES;
-    e2e::Dmabuf a = e2e::make_dmabuf(4096);
-    cl_mem mem = import_dmabuf(env, a, 4096, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_mem mem = import_fresh(env, 4096);
     cl_event acquired = nullptr, released = nullptr;
     REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, &acquired) == CL_SUCCESS);
     REQUIRE(release(env.queue, 1, &mem, 0, nullptr, &released) == CL_SUCCESS);
@@ -731,6 +737,7 @@ TEST_CASE("a reused event handle reports its own command type and status", "[sta
     std::vector<cl_event> users;
     bool saw_acquired = false, saw_released = false;
     for (int i = 0; i < 256 && !(saw_acquired && saw_released); ++i) {
+        cl_int err = CL_OUT_OF_RESOURCES;
         cl_event ev = clCreateUserEvent(env.context, &err);
         REQUIRE(err == CL_SUCCESS);
         users.push_back(ev);
@@ -772,10 +779,7 @@ TEST_CASE("the layer's event entries go with the application's last release", "[
     REQUIRE_DMABUF();
     Env env;
     const auto [acquire, release] = Handoff(env);
-    cl_int err = CL_OUT_OF_RESOURCES;
-    e2e::Dmabuf a = e2e::make_dmabuf(4096);
-    cl_mem mem = import_dmabuf(env, a, 4096, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_mem mem = import_fresh(env, 4096);
     const cl_ulong before = layer_gauge(env, CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF);
     for (int round = 0; round < 50; ++round) {
         cl_event acquired = nullptr, released = nullptr;

@@ -144,6 +144,15 @@ int run(const std::vector<uint32_t> &b, FakeAS &as, BcsState &st, Logs &logs,
     return execute_batch(b.data(), b.size() * 4, as, st, logs.fn());
 }
 
+// One blit and the batch's end, run on a fresh engine state: run()'s answer.
+int run_one_blit(const enc::Blt &c, FakeAS &as, Logs &logs) {
+    std::vector<uint32_t> b;
+    enc::blit(b, c);
+    enc::end(b);
+    BcsState st;
+    return run(b, as, st, logs);
+}
+
 // ---------------------------------------------------------------- oracle
 enum class T { L, X, Y };
 const char *tname(T t) { return t == T::L ? "L" : t == T::X ? "X" : "Y"; }
@@ -596,12 +605,8 @@ TEST_CASE("scratch-page behaviour for unmapped accesses", "[exec]") {
         c.dy2 = 20;  // rows 16..19 fall outside
         c.dst = 0x200000;
         c.src = 0x100000;
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         CHECK(logs.lines.size() == 1);
         CHECK(logs.count("scratch") == 1);
         for (auto v : d) CHECK(v == 0xAB);
@@ -618,12 +623,8 @@ TEST_CASE("scratch-page behaviour for unmapped accesses", "[exec]") {
         c.dy2 = 1;
         c.dst = 0x200000;
         c.src = 0x100000;
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         CHECK(logs.count("scratch") == 1);
         for (auto v : d) CHECK(v == 0x5A);
     }
@@ -636,12 +637,8 @@ TEST_CASE("scratch-page behaviour for unmapped accesses", "[exec]") {
         c.dy2 = 4;
         c.dst = 0x200000;
         c.src = 0xDEAD0000;  // nothing there
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         CHECK(logs.count("scratch") == 1);
         for (auto v : d) CHECK(v == 0);
     }
@@ -659,13 +656,9 @@ TEST_CASE("edge coordinates", "[exec]") {
             c.dx1 = x1; c.dy1 = y1; c.dx2 = x2; c.dy2 = y2;
             c.dst = 0x200000;
             c.src = 0x100000;
-            std::vector<uint32_t> b;
-            enc::blit(b, c);
-            enc::end(b);
-            BcsState st;
             Logs logs;
             as.calls = 0;
-            REQUIRE(run(b, as, st, logs) == 0);
+            REQUIRE(run_one_blit(c, as, logs) == 0);
             CHECK(as.calls == 0);
             CHECK(logs.lines.empty());
         }
@@ -682,12 +675,8 @@ TEST_CASE("edge coordinates", "[exec]") {
         c.sx1 = 32766; c.sy1 = 1;
         c.dst = 0x200000;
         c.src = 0x100000;
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         CHECK(logs.count("scratch") == 0);
         CHECK(d[32767 + 32766] == 0x77);
         size_t nonzero = 0;
@@ -704,12 +693,8 @@ TEST_CASE("edge coordinates", "[exec]") {
         c.dx1 = -4; c.dx2 = 4; c.dy1 = 0; c.dy2 = 1;  // dst bytes base-4 .. base+3
         c.dst = 0x200000;
         c.src = 0x100000;
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         for (int i = 0; i < 8; ++i) CHECK(d[60 + i] == 0x90 + i);
         CHECK(logs.lines.empty());
     }
@@ -724,12 +709,8 @@ TEST_CASE("edge coordinates", "[exec]") {
         c.dx1 = -2; c.dx2 = 2; c.dy1 = -1; c.dy2 = 1;
         c.dst = 0x200000;
         c.src = 0x100000;
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         CHECK(logs.count("scratch") == 1);
         // only row 0, x 0..1 are addressable: X-tile bytes 0 and 1
         size_t nonzero = 0;
@@ -749,12 +730,8 @@ TEST_CASE("edge coordinates", "[exec]") {
         c.sy1 = -1;
         c.dst = 0x200000;
         c.src = 0x100000;
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         for (int i = 0; i < 64; ++i) CHECK(d[i] == i + 1);
     }
 }
@@ -774,12 +751,8 @@ TEST_CASE("32bpp write-enable bits pick the channels written", "[exec]") {
         c.dx2 = 4; c.dy2 = 1;
         c.dst = 0x200000;
         c.src = 0x100000;
-        std::vector<uint32_t> b;
-        enc::blit(b, c);
-        enc::end(b);
-        BcsState st;
         Logs logs;
-        REQUIRE(run(b, as, st, logs) == 0);
+        REQUIRE(run_one_blit(c, as, logs) == 0);
         for (int i = 0; i < 16; ++i) {
             const bool alpha = (i % 4) == 3;
             const bool written = alpha ? wa : wrgb;
@@ -798,12 +771,8 @@ TEST_CASE("32bpp write-enable bits pick the channels written", "[exec]") {
     c.dx2 = 8; c.dy2 = 1;
     c.dst = 0x200000;
     c.src = 0x100000;
-    std::vector<uint32_t> b;
-    enc::blit(b, c);
-    enc::end(b);
-    BcsState st;
     Logs logs;
-    REQUIRE(run(b, as, st, logs) == 0);
+    REQUIRE(run_one_blit(c, as, logs) == 0);
     for (auto v : d) CHECK(v == 0x42);
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <utility>
 
 #include "fake_i915.hpp"
 #include "layer/i915/blt_engine.hpp"
@@ -20,6 +21,14 @@ namespace {
 
 void fill(std::vector<uint8_t> &v, uint32_t seed) {
     for (auto &c : v) { seed = seed * 1664525u + 1013904223u; c = uint8_t(seed >> 24); }
+}
+
+// Two fresh dma-bufs of `size` bytes imported into the engine: a copy's source and destination.
+std::pair<BltImport, BltImport> import_pair(BltEngine &eng, FakeI915 &k, size_t size) {
+    BltImport src, dst;
+    REQUIRE(eng.import(k.add_dmabuf(size), 0, &src) == 0);
+    REQUIRE(eng.import(k.add_dmabuf(size), 0, &dst) == 0);
+    return {src, dst};
 }
 
 }  // namespace
@@ -228,9 +237,7 @@ TEST_CASE("engine: bounds and errors", "[i915][engine]") {
     ScopedKernel sk(&k);
     auto eng = BltEngine::create();
     REQUIRE(eng);
-    BltImport src, dst;
-    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &src) == 0);
-    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &dst) == 0);
+    const auto [src, dst] = import_pair(*eng, k, 8192);
     int fence = -1;
     CHECK(eng->submit_copy_buffer(src, dst, 8000, 0, 193, &fence) == -EINVAL);
     CHECK(eng->submit_copy_buffer(src, dst, 0, 8192, 1, &fence) == -EINVAL);
@@ -274,9 +281,7 @@ TEST_CASE("engine: batch pool recycles only idle batches", "[i915][engine]") {
     ScopedKernel sk(&k);
     auto eng = BltEngine::create();
     REQUIRE(eng);
-    BltImport src, dst;
-    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &src) == 0);
-    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &dst) == 0);
+    const auto [src, dst] = import_pair(*eng, k, 8192);
     k.busy = 1;  // everything stays busy
     std::vector<int> fences;
     for (int i = 0; i < 5; ++i) {
@@ -314,9 +319,7 @@ TEST_CASE("engine: a full batch pool reuses any idle batch before waiting on a s
     ScopedKernel sk(&k);
     auto eng = BltEngine::create();
     REQUIRE(eng);
-    BltImport src, dst;
-    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &src) == 0);
-    REQUIRE(eng->import(k.add_dmabuf(8192), 0, &dst) == 0);
+    const auto [src, dst] = import_pair(*eng, k, 8192);
     k.busy = 1;
     std::vector<int> fences;
     for (size_t i = 0; i < GemDevice::kMaxBatches; ++i) {
@@ -346,9 +349,7 @@ TEST_CASE("engine: no LLC maps batches WC", "[i915][engine]") {
     ScopedKernel sk(&k);
     auto eng = BltEngine::create();
     REQUIRE(eng);
-    BltImport src, dst;
-    REQUIRE(eng->import(k.add_dmabuf(4096), 0, &src) == 0);
-    REQUIRE(eng->import(k.add_dmabuf(4096), 0, &dst) == 0);
+    const auto [src, dst] = import_pair(*eng, k, 4096);
     int f;
     REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
     CHECK(k.last_mmap_flags == I915_MMAP_OFFSET_WC);
@@ -360,9 +361,7 @@ TEST_CASE("wait_fence: signalled, timeout, error status", "[i915][engine]") {
     ScopedKernel sk(&k);
     auto eng = BltEngine::create();
     REQUIRE(eng);
-    BltImport src, dst;
-    REQUIRE(eng->import(k.add_dmabuf(4096), 0, &src) == 0);
-    REQUIRE(eng->import(k.add_dmabuf(4096), 0, &dst) == 0);
+    const auto [src, dst] = import_pair(*eng, k, 4096);
     int f;
     REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
     CHECK(BltEngine::wait_fence(f, 0) == 1);
