@@ -53,8 +53,14 @@ TEST_CASE("a counting trampoline counts once and forwards every argument and the
 int64_t fourteen(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g, int64_t h, int64_t i,
                  int64_t j, int64_t k, int64_t l, int64_t m, int64_t n) {
     in_flight_seen = read_epoch().in_flight();
+#ifdef __SIZEOF_INT128__
     alignas(16) volatile __int128 aligned = n;
-    return a + b + c + d + e + f + g + h + i + j + k + l + m + static_cast<int64_t>(aligned) * 1000;
+    const int64_t back = static_cast<int64_t>(aligned);
+#else  // no 128-bit integer on 32-bit targets: a 16-byte-aligned local all the same
+    alignas(16) volatile int64_t aligned[2] = {n, 0};
+    const int64_t back = aligned[0];
+#endif
+    return a + b + c + d + e + f + g + h + i + j + k + l + m + back * 1000;
 }
 
 // Issue #28 item 1: with an import alive the command is in flight until the

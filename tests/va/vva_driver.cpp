@@ -431,67 +431,70 @@ VAStatus create_buffer(VADriverContextP ctx, VAContextID, VABufferType type, uns
     return VA_STATUS_SUCCESS;
 }
 
-VAStatus buffer_set_num_elements(VADriverContextP ctx, VABufferID id, unsigned n) {
+using BufferTable = decltype(State::buffers);
+
+// Runs fn(state, buffer) under the state's lock; an id naming no buffer gets
+// VA_STATUS_ERROR_INVALID_BUFFER, as from a real driver.
+template <typename Fn>
+VAStatus with_buffer(VADriverContextP ctx, VABufferID id, Fn fn) {
     State &s = state(ctx);
     std::lock_guard lock(s.mu);
     auto it = s.buffers.find(id);
     if (it == s.buffers.end()) return VA_STATUS_ERROR_INVALID_BUFFER;
-    if (n == 0 || n > it->second.num_elements) return VA_STATUS_ERROR_INVALID_PARAMETER;
-    it->second.num_elements = n;
-    return VA_STATUS_SUCCESS;
+    return fn(s, it);
+}
+
+VAStatus buffer_set_num_elements(VADriverContextP ctx, VABufferID id, unsigned n) {
+    return with_buffer(ctx, id, [&](State &, BufferTable::iterator it) {
+        if (n == 0 || n > it->second.num_elements) return VA_STATUS_ERROR_INVALID_PARAMETER;
+        it->second.num_elements = n;
+        return VA_STATUS_SUCCESS;
+    });
 }
 
 VAStatus map_buffer(VADriverContextP ctx, VABufferID id, void **out) {
-    State &s = state(ctx);
-    std::lock_guard lock(s.mu);
-    auto it = s.buffers.find(id);
-    if (it == s.buffers.end()) return VA_STATUS_ERROR_INVALID_BUFFER;
-    Buffer &b = it->second;
-    if (b.derived_from == VA_INVALID_SURFACE) {
-        *out = b.host.data();
+    return with_buffer(ctx, id, [&](State &s, BufferTable::iterator it) {
+        Buffer &b = it->second;
+        if (b.derived_from == VA_INVALID_SURFACE) {
+            *out = b.host.data();
+            b.mapped = true;
+            return VA_STATUS_SUCCESS;
+        }
+        auto sf = s.surfaces.find(b.derived_from);
+        if (sf == s.surfaces.end()) return VA_STATUS_ERROR_INVALID_SURFACE;  // surface destroyed under its image
+        if (!b.mapped) cpu_begin(sf->second.mem, true);
         b.mapped = true;
+        *out = sf->second.mem.map;
         return VA_STATUS_SUCCESS;
-    }
-    auto sf = s.surfaces.find(b.derived_from);
-    if (sf == s.surfaces.end()) return VA_STATUS_ERROR_INVALID_SURFACE;  // surface destroyed under its image
-    if (!b.mapped) cpu_begin(sf->second.mem, true);
-    b.mapped = true;
-    *out = sf->second.mem.map;
-    return VA_STATUS_SUCCESS;
+    });
 }
 
 VAStatus unmap_buffer(VADriverContextP ctx, VABufferID id) {
-    State &s = state(ctx);
-    std::lock_guard lock(s.mu);
-    auto it = s.buffers.find(id);
-    if (it == s.buffers.end()) return VA_STATUS_ERROR_INVALID_BUFFER;
-    Buffer &b = it->second;
-    if (!b.mapped) return VA_STATUS_SUCCESS;  // iHD answers success for an unmapped buffer too
-    if (b.derived_from != VA_INVALID_SURFACE)
-        if (auto sf = s.surfaces.find(b.derived_from); sf != s.surfaces.end()) cpu_end(sf->second.mem, true);
-    b.mapped = false;
-    return VA_STATUS_SUCCESS;
+    return with_buffer(ctx, id, [&](State &s, BufferTable::iterator it) {
+        Buffer &b = it->second;
+        if (!b.mapped) return VA_STATUS_SUCCESS;  // iHD answers success for an unmapped buffer too
+        if (b.derived_from != VA_INVALID_SURFACE)
+            if (auto sf = s.surfaces.find(b.derived_from); sf != s.surfaces.end()) cpu_end(sf->second.mem, true);
+        b.mapped = false;
+        return VA_STATUS_SUCCESS;
+    });
 }
 
 VAStatus destroy_buffer(VADriverContextP ctx, VABufferID id) {
-    State &s = state(ctx);
-    std::lock_guard lock(s.mu);
-    auto it = s.buffers.find(id);
-    if (it == s.buffers.end()) return VA_STATUS_ERROR_INVALID_BUFFER;
-    s.buffers.erase(it);
-    --live;
-    return VA_STATUS_SUCCESS;
+    return with_buffer(ctx, id, [&](State &s, BufferTable::iterator it) {
+        s.buffers.erase(it);
+        --live;
+        return VA_STATUS_SUCCESS;
+    });
 }
 
 VAStatus buffer_info(VADriverContextP ctx, VABufferID id, VABufferType *type, unsigned *size, unsigned *num) {
-    State &s = state(ctx);
-    std::lock_guard lock(s.mu);
-    auto it = s.buffers.find(id);
-    if (it == s.buffers.end()) return VA_STATUS_ERROR_INVALID_BUFFER;
-    *type = it->second.type;
-    *size = static_cast<unsigned>(it->second.host.size() / std::max(1u, it->second.num_elements));
-    *num = it->second.num_elements;
-    return VA_STATUS_SUCCESS;
+    return with_buffer(ctx, id, [&](State &, BufferTable::iterator it) {
+        *type = it->second.type;
+        *size = static_cast<unsigned>(it->second.host.size() / std::max(1u, it->second.num_elements));
+        *num = it->second.num_elements;
+        return VA_STATUS_SUCCESS;
+    });
 }
 
 // vaGetImage: surface rectangle -> image (same fourcc; no conversion).
