@@ -137,6 +137,13 @@ cl_command_queue ClEnv::make_queue(cl_command_queue_properties props) const {
     return q;
 }
 
+cl_event ClEnv::make_user_event() const {
+    cl_int err = CL_SUCCESS;
+    cl_event e = clCreateUserEvent(context, &err);
+    if (!e) throw std::runtime_error("clCreateUserEvent failed: " + std::to_string(err));
+    return e;
+}
+
 cl_kernel ClEnv::build_kernel(const char *source, const char *name) const {
     cl_int err = CL_SUCCESS;
     cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &err);

@@ -30,6 +30,7 @@ struct ClEnv {
     ClEnv &operator=(const ClEnv &) = delete;
 
     cl_command_queue make_queue(cl_command_queue_properties props = 0) const;
+    cl_event make_user_event() const;  // CL_SUBMITTED until the test sets its status
     cl_kernel build_kernel(const char *source, const char *name) const;
 };
 

@@ -440,13 +440,6 @@ bool exported_writer_pending(int fd) {
     return pending;
 }
 
-cl_event open_user_event(const ClEnv &env) {
-    cl_int err = CL_SUCCESS;
-    cl_event e = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
-    return e;
-}
-
 }  // namespace
 
 TEST_CASE("explicit fences: acquire, fill and release enqueued together while the acquire waits: the release's "
@@ -460,8 +453,8 @@ TEST_CASE("explicit fences: acquire, fill and release enqueued together while th
     view.end(true);
     const int fds_before = settled_fds();
     const cl_uint pattern = 0x5a17c0deu;
-    cl_event go = open_user_event(env);      // the acquire's wait list: held back
-    cl_event let_go = open_user_event(env);  // the release's: held until the test has looked
+    cl_event go = env.make_user_event();      // the acquire's wait list: held back
+    cl_event let_go = env.make_user_event();  // the release's: held until the test has looked
     cl_event acq = nullptr, fill = nullptr, rel = nullptr;
     REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &go, &acq) == CL_SUCCESS);
     REQUIRE(clEnqueueFillBuffer(env.queue, b.mem, &pattern, sizeof pattern, 0, b.size, 0, nullptr, &fill) ==
@@ -517,7 +510,7 @@ TEST_CASE("explicit fences: a fence-honouring producer that completes the acquir
     auto &[env, b, watch] = fi;
     const int fds_before = settled_fds();
     for (cl_uint frame = 0; frame < 3; ++frame) {
-        cl_event go = open_user_event(env);
+        cl_event go = env.make_user_event();
         cl_event acq = nullptr, rel = nullptr;
         REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &go, &acq) == CL_SUCCESS);
         const cl_uint pattern = 0xf00d0000u + frame;
@@ -608,7 +601,7 @@ TEST_CASE("explicit fences: two pipelined rounds on one import: the second relea
     FencedImport fi;
     auto &[env, b, watch] = fi;
     const int fds_before = settled_fds();
-    cl_event go = open_user_event(env);
+    cl_event go = env.make_user_event();
     cl_event rel[2] = {};
     const auto enqueued = std::chrono::steady_clock::now();
     for (int round = 0; round < 2; ++round) {
@@ -664,7 +657,7 @@ TEST_CASE("explicit fences: a fence added to the dma-buf after the pipelined rel
     {
         const int timeline = open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC);
         if (timeline < 0) SKIP("no sw_sync here (the virtual Gen9 models it under e2e-sim)");
-        cl_event go = open_user_event(env), let_go = open_user_event(env);
+        cl_event go = env.make_user_event(), let_go = env.make_user_event();
         cl_event acq = nullptr, rel = nullptr;
         REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &go, &acq) == CL_SUCCESS);
         REQUIRE(env.release(env.queue, 1, &b.mem, 1, &let_go, &rel) == CL_SUCCESS);
@@ -719,7 +712,7 @@ TEST_CASE("explicit fences: a pipelined release behind an acquire that waits for
     const int watch = consumer_fd(b.buf);
     const int fds_before = settled_fds();
     const cl_uint pattern = 0x0dd5eedu;
-    cl_event let_go = open_user_event(env);
+    cl_event let_go = env.make_user_event();
     cl_event acq = nullptr, rel = nullptr;
     {
         PendingWriter writer(env, a, b);

@@ -189,9 +189,7 @@ TEST_CASE("an application command between acquire and release ends the quiet: th
     ClEnv env;
     ImportedBuffer b(env, 65536);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    cl_int err = CL_SUCCESS;
-    cl_event user = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event user = env.make_user_event();
     const LayerStats before = layer_stats(env.platform);
     REQUIRE(env.acquire(env.queue, 1, &b.mem, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(quiet_since(before, env.platform) == 1);
@@ -220,8 +218,7 @@ TEST_CASE("the quiet queue is one queue: clFinish on another, or a command on an
     cl_int err = CL_SUCCESS;
     cl_command_queue other = clCreateCommandQueueWithProperties(env.context, env.device, nullptr, &err);
     REQUIRE(err == CL_SUCCESS);
-    cl_event user = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event user = env.make_user_event();
     // 1. The queue holds a command that cannot finish; clFinish of another
     //    queue says nothing of it: the acquire watches, and queues.
     cl_event blocker = nullptr;
@@ -254,9 +251,7 @@ TEST_CASE("a wait list sends acquire and release through the queue, which honour
     REQUIRE_DMABUF();
     ClEnv env;
     ImportedBuffer b(env, 65536);
-    cl_int err = CL_SUCCESS;
-    cl_event user = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event user = env.make_user_event();
     const LayerStats before = layer_stats(env.platform);
     cl_event acq = nullptr, rel = nullptr;
     REQUIRE(env.acquire(env.queue, 1, &b.mem, 1, &user, &acq) == CL_SUCCESS);
@@ -281,9 +276,7 @@ TEST_CASE("an earlier command still pending sends acquire and release through th
     ClEnv env;
     ImportedBuffer b(env, 65536);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
-    cl_int err = CL_SUCCESS;
-    cl_event user = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event user = env.make_user_event();
     cl_event blocker = nullptr;  // an earlier command of the queue that cannot finish yet
     REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &user, &blocker) == CL_SUCCESS);
     const LayerStats before = layer_stats(env.platform);
@@ -328,9 +321,7 @@ TEST_CASE("an acquire behind a busy queue gives the device the dma-buf's bytes",
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     DmabufView view(b.buf);
     view.fill_words(0x7100);
-    cl_int err = CL_SUCCESS;
-    cl_event user = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event user = env.make_user_event();
     cl_event blocker = nullptr;
     REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &user, &blocker) == CL_SUCCESS);
     const LayerStats before = layer_stats(env.platform);

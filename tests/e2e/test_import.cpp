@@ -142,9 +142,7 @@ TEST_CASE("acquire honours its wait list") {
     ClEnv env;
     Dmabuf buf = make_dmabuf(4096);
     cl_mem mem = import_buffer(env, buf, 4096);
-    cl_int err = CL_SUCCESS;
-    cl_event user = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event user = env.make_user_event();
     cl_event acq = nullptr;
     REQUIRE(env.acquire(env.queue, 1, &mem, 1, &user, &acq) == CL_SUCCESS);
     usleep(100 * 1000);

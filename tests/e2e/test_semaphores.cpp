@@ -216,9 +216,7 @@ TEST_CASE("semaphores: a wait on another queue holds that queue until the signal
     Sem sem(env);
     cl_semaphore_khr s = sem.make(env);
     cl_command_queue other = env.make_queue();
-    cl_int err = CL_SUCCESS;
-    cl_event gate = clCreateUserEvent(env.context, &err);
-    REQUIRE(err == CL_SUCCESS);
+    cl_event gate = env.make_user_event();
     cl_event sig = nullptr, wt = nullptr, marker = nullptr;
     REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 1, &gate, &sig) == CL_SUCCESS);
     REQUIRE(sem.wait(other, 1, &s, nullptr, 0, nullptr, &wt) == CL_SUCCESS);
@@ -241,8 +239,7 @@ TEST_CASE("semaphores: a signal that never runs fails the wait after the fence t
     Sem sem(env);
     cl_semaphore_khr s = sem.make(env);
     cl_command_queue other = env.make_queue();
-    cl_int err = CL_SUCCESS;
-    cl_event gate = clCreateUserEvent(env.context, &err);
+    cl_event gate = env.make_user_event();
     cl_event wt = nullptr;
     REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 1, &gate, nullptr) == CL_SUCCESS);
     REQUIRE(sem.wait(other, 1, &s, nullptr, 0, nullptr, &wt) == CL_SUCCESS);
@@ -265,8 +262,7 @@ TEST_CASE("semaphores: sync_fd export of a pending signal, import into another s
     int fd = -1;
     size_t size = 0;
     CHECK(sem.handle(a, env.device, CL_SEMAPHORE_HANDLE_SYNC_FD_KHR, sizeof fd, &fd, &size) == CL_INVALID_OPERATION);
-    cl_int err = CL_SUCCESS;
-    cl_event gate = clCreateUserEvent(env.context, &err);
+    cl_event gate = env.make_user_event();
     REQUIRE(sem.signal(env.queue, 1, &a, nullptr, 1, &gate, nullptr) == CL_SUCCESS);
     CHECK(sem.handle(a, env.device, CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, sizeof fd, &fd, nullptr) == CL_INVALID_VALUE);
     CHECK(sem.handle(a, env.device, CL_SEMAPHORE_HANDLE_SYNC_FD_KHR, 1, &fd, nullptr) == CL_INVALID_VALUE);
@@ -320,8 +316,7 @@ TEST_CASE("semaphores: a dma-buf's fences as a semaphore, and a signal put back 
 
     // The layer's signal as the dma-buf's write fence: DMA_BUF_IOCTL_IMPORT_SYNC_FILE.
     cl_semaphore_khr out = sem.make(env, true);
-    cl_int err = CL_SUCCESS;
-    cl_event gate = clCreateUserEvent(env.context, &err);
+    cl_event gate = env.make_user_event();
     REQUIRE(sem.signal(env.queue, 1, &out, nullptr, 1, &gate, nullptr) == CL_SUCCESS);
     int fd = -1;
     REQUIRE(sem.handle(out, env.device, CL_SEMAPHORE_HANDLE_SYNC_FD_KHR, sizeof fd, &fd, nullptr) == CL_SUCCESS);
@@ -356,7 +351,7 @@ TEST_CASE("semaphores: released right after enqueueing, another context's queue,
     clReleaseContext(other_ctx);
 
     // The steps keep what they need: the application's last reference can go at once.
-    cl_event gate = clCreateUserEvent(env.context, &err);
+    cl_event gate = env.make_user_event();
     cl_event wt = nullptr;
     REQUIRE(sem.signal(env.queue, 1, &s, nullptr, 1, &gate, nullptr) == CL_SUCCESS);
     REQUIRE(sem.wait(env.queue, 1, &s, nullptr, 0, nullptr, &wt) == CL_SUCCESS);

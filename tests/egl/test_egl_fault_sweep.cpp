@@ -247,6 +247,21 @@ void diagnose(const SweepEnv &e, const SweepPath &p, const std::string &what, Co
     *last = now;
 }
 
+// Runs fn on each sweep path (CLDMABUF_EGL_FAULT_PATH picks one), the
+// import's route forced as the path says, after two clean runs (so that
+// what is made once per process already is).
+template <typename Fn>
+void for_each_path(SweepEnv &e, Fn fn) {
+    for (const SweepPath &p : sweep_paths()) {
+        if (only_path() && std::strcmp(only_path(), p.name) != 0) continue;
+        INFO("path " << p.name);
+        ForceCopy force(p.force_copy);
+        auto none = [] {};
+        for (int warm = 0; warm < 2; ++warm) REQUIRE(run_once(e, p, none, none).result == CL_SUCCESS);
+        fn(p);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("EGL fault sweep: every libc call of the layer on the EGL export path fails once with each errno",
@@ -257,12 +272,7 @@ TEST_CASE("EGL fault sweep: every libc call of the layer on the EGL export path 
     NEED_GL(e.gl);
     e.make();
     long total_calls = 0, total_runs = 0;
-    for (const SweepPath &p : sweep_paths()) {
-        if (only_path() && std::strcmp(only_path(), p.name) != 0) continue;
-        INFO("path " << p.name);
-        ForceCopy force(p.force_copy);
-        auto none = [] {};
-        for (int warm = 0; warm < 2; ++warm) REQUIRE(run_once(e, p, none, none).result == CL_SUCCESS);
+    for_each_path(e, [&](const SweepPath &p) {
         const Counts before = counts(e);
         Counts last = before;
 
@@ -336,7 +346,7 @@ TEST_CASE("EGL fault sweep: every libc call of the layer on the EGL export path 
         std::fflush(stdout);
         total_calls += n;
         total_runs += t.runs;
-    }
+    });
     std::printf("[egl-fault] libc total: %ld calls, %ld runs\n", total_calls, total_runs);
 }
 
@@ -346,12 +356,7 @@ TEST_CASE("EGL fault sweep: every EGL/GL call of the layer on the EGL export pat
     NEED_GL(e.gl);
     e.make();
     long total_calls = 0, total_runs = 0;
-    for (const SweepPath &p : sweep_paths()) {
-        if (only_path() && std::strcmp(only_path(), p.name) != 0) continue;
-        INFO("path " << p.name);
-        ForceCopy force(p.force_copy);
-        auto none = [] {};
-        for (int warm = 0; warm < 2; ++warm) REQUIRE(run_once(e, p, none, none).result == CL_SUCCESS);
+    for_each_path(e, [&](const SweepPath &p) {
         Counts before = counts(e);
         Counts last = before;
         int gbm_devices = 0;
@@ -426,6 +431,6 @@ TEST_CASE("EGL fault sweep: every EGL/GL call of the layer on the EGL export pat
         std::fflush(stdout);
         total_calls += calls;
         total_runs += t.runs;
-    }
+    });
     std::printf("[egl-fault] EGL total: %ld calls, %ld runs\n", total_calls, total_runs);
 }
