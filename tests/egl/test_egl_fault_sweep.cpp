@@ -247,7 +247,7 @@ void diagnose(const SweepEnv &e, const SweepPath &p, const std::string &what, Co
     *last = now;
 }
 
-// Runs fn on each sweep path (CLDMABUF_EGL_FAULT_PATH picks one), the
+// Runs fn on each sweep path (CLDMABUF_FAULT_PATH picks one), the
 // import's route forced as the path says, after two clean runs (so that
 // what is made once per process already is).
 template <typename Fn>

@@ -497,56 +497,61 @@ VAStatus buffer_info(VADriverContextP ctx, VABufferID id, VABufferType *type, un
     });
 }
 
-// vaGetImage: surface rectangle -> image (same fourcc; no conversion).
-VAStatus get_image(VADriverContextP ctx, VASurfaceID sid, int x, int y, unsigned w, unsigned h, VAImageID iid) {
+// Runs fn(state, surface, image) under the state's lock, the two looked up
+// for vaGetImage/vaPutImage; unknown ids get the error a real driver answers.
+template <typename Fn>
+VAStatus with_surface_and_image(VADriverContextP ctx, VASurfaceID sid, VAImageID iid, Fn fn) {
     State &s = state(ctx);
     std::lock_guard lock(s.mu);
     auto sf = s.surfaces.find(sid);
     if (sf == s.surfaces.end()) return VA_STATUS_ERROR_INVALID_SURFACE;
     auto im = s.images.find(iid);
     if (im == s.images.end()) return VA_STATUS_ERROR_INVALID_IMAGE;
-    const Layout &sl = sf->second.layout;
-    const VAImage &img = im->second.image;
-    if (img.format.fourcc != sl.fourcc) return VA_STATUS_ERROR_INVALID_IMAGE_FORMAT;
-    if (x < 0 || y < 0 || (x | y) & 1 || x + w > sl.width || y + h > sl.height || w > img.width || h > img.height)
-        return VA_STATUS_ERROR_INVALID_PARAMETER;
-    auto b = s.buffers.find(img.buf);
-    if (b == s.buffers.end() || b->second.derived_from != VA_INVALID_SURFACE) return VA_STATUS_ERROR_INVALID_IMAGE;
-    Layout il;
-    layout_of(img.format.fourcc, img.width, img.height, &il);
-    cpu_begin(sf->second.mem, false);
-    copy_rect(sl, static_cast<const uint8_t *>(sf->second.mem.map), unsigned(x), unsigned(y), il, b->second.host.data(),
-              0, 0, w, h);
-    cpu_end(sf->second.mem, false);
-    return VA_STATUS_SUCCESS;
+    return fn(s, sf, im);
+}
+
+// vaGetImage: surface rectangle -> image (same fourcc; no conversion).
+VAStatus get_image(VADriverContextP ctx, VASurfaceID sid, int x, int y, unsigned w, unsigned h, VAImageID iid) {
+    return with_surface_and_image(ctx, sid, iid, [&](State &s, auto sf, auto im) {
+        const Layout &sl = sf->second.layout;
+        const VAImage &img = im->second.image;
+        if (img.format.fourcc != sl.fourcc) return VA_STATUS_ERROR_INVALID_IMAGE_FORMAT;
+        if (x < 0 || y < 0 || (x | y) & 1 || x + w > sl.width || y + h > sl.height || w > img.width || h > img.height)
+            return VA_STATUS_ERROR_INVALID_PARAMETER;
+        auto b = s.buffers.find(img.buf);
+        if (b == s.buffers.end() || b->second.derived_from != VA_INVALID_SURFACE) return VA_STATUS_ERROR_INVALID_IMAGE;
+        Layout il;
+        layout_of(img.format.fourcc, img.width, img.height, &il);
+        cpu_begin(sf->second.mem, false);
+        copy_rect(sl, static_cast<const uint8_t *>(sf->second.mem.map), unsigned(x), unsigned(y), il, b->second.host.data(),
+                  0, 0, w, h);
+        cpu_end(sf->second.mem, false);
+        return VA_STATUS_SUCCESS;
+    });
 }
 
 // vaPutImage: image rectangle -> surface (no scaling: a real driver's VPP
 // would scale; this one refuses as a driver without it does).
 VAStatus put_image(VADriverContextP ctx, VASurfaceID sid, VAImageID iid, int sx, int sy, unsigned sw, unsigned sh,
                    int dx, int dy, unsigned dw, unsigned dh) {
-    State &s = state(ctx);
-    std::lock_guard lock(s.mu);
-    auto sf = s.surfaces.find(sid);
-    if (sf == s.surfaces.end()) return VA_STATUS_ERROR_INVALID_SURFACE;
-    auto im = s.images.find(iid);
-    if (im == s.images.end()) return VA_STATUS_ERROR_INVALID_IMAGE;
-    const Layout &dl = sf->second.layout;
-    const VAImage &img = im->second.image;
-    if (img.format.fourcc != dl.fourcc) return VA_STATUS_ERROR_INVALID_IMAGE_FORMAT;
-    if (sw != dw || sh != dh) return VA_STATUS_ERROR_UNIMPLEMENTED;
-    if (sx < 0 || sy < 0 || dx < 0 || dy < 0 || (sx | sy | dx | dy) & 1 || sx + sw > img.width ||
-        sy + sh > img.height || dx + dw > dl.width || dy + dh > dl.height)
-        return VA_STATUS_ERROR_INVALID_PARAMETER;
-    auto b = s.buffers.find(img.buf);
-    if (b == s.buffers.end() || b->second.derived_from != VA_INVALID_SURFACE) return VA_STATUS_ERROR_INVALID_IMAGE;
-    Layout il;
-    layout_of(img.format.fourcc, img.width, img.height, &il);
-    cpu_begin(sf->second.mem, true);
-    copy_rect(il, b->second.host.data(), unsigned(sx), unsigned(sy), dl, static_cast<uint8_t *>(sf->second.mem.map),
-              unsigned(dx), unsigned(dy), sw, sh);
-    cpu_end(sf->second.mem, true);
-    return VA_STATUS_SUCCESS;
+    return with_surface_and_image(ctx, sid, iid, [&](State &s, auto sf, auto im) {
+        const Layout &dl = sf->second.layout;
+        const VAImage &img = im->second.image;
+        if (img.format.fourcc != dl.fourcc) return VA_STATUS_ERROR_INVALID_IMAGE_FORMAT;
+        if (sw != dw || sh != dh) return VA_STATUS_ERROR_UNIMPLEMENTED;
+        if (sx < 0 || sy < 0 || dx < 0 || dy < 0 || (sx | sy | dx | dy) & 1 || sx + sw > img.width ||
+            sy + sh > img.height || dx + dw > dl.width || dy + dh > dl.height)
+            return VA_STATUS_ERROR_INVALID_PARAMETER;
+        auto b = s.buffers.find(img.buf);
+        if (b == s.buffers.end() || b->second.derived_from != VA_INVALID_SURFACE) return VA_STATUS_ERROR_INVALID_IMAGE;
+        Layout il;
+        layout_of(img.format.fourcc, img.width, img.height, &il);
+        cpu_begin(sf->second.mem, true);
+        copy_rect(il, b->second.host.data(), unsigned(sx), unsigned(sy), dl, static_cast<uint8_t *>(sf->second.mem.map),
+                  unsigned(dx), unsigned(dy), sw, sh);
+        cpu_end(sf->second.mem, true);
+        return VA_STATUS_SUCCESS;
+    });
 }
 
 VAStatus query_subpicture_formats(VADriverContextP, VAImageFormat *, unsigned *, unsigned *num) {

@@ -23,6 +23,13 @@ void fill(std::vector<uint8_t> &v, uint32_t seed) {
     for (auto &c : v) { seed = seed * 1664525u + 1013904223u; c = uint8_t(seed >> 24); }
 }
 
+// The engine on the fake kernel installed (ScopedKernel), which must open it.
+std::unique_ptr<BltEngine> created_engine() {
+    auto eng = BltEngine::create();
+    REQUIRE(eng);
+    return eng;
+}
+
 // Two fresh dma-bufs of `size` bytes imported into the engine: a copy's source and destination.
 std::pair<BltImport, BltImport> import_pair(BltEngine &eng, FakeI915 &k, size_t size) {
     BltImport src, dst;
@@ -168,8 +175,7 @@ TEST_CASE("engine: import, copy, execbuffer contents", "[i915][engine]") {
 TEST_CASE("engine: random copies through the fake are byte-exact", "[i915][engine]") {
     FakeI915 k;
     ScopedKernel sk(&k);
-    auto eng = BltEngine::create();
-    REQUIRE(eng);
+    auto eng = created_engine();
     const size_t n = 300000;
     const int sfd = k.add_dmabuf(n), dfd = k.add_dmabuf(n);
     fill(k.bytes_of_fd(sfd), 9);
@@ -209,8 +215,7 @@ TEST_CASE("engine: random copies through the fake are byte-exact", "[i915][engin
 TEST_CASE("engine: same dma-buf imported twice shares handle and address", "[i915][engine]") {
     FakeI915 k;
     ScopedKernel sk(&k);
-    auto eng = BltEngine::create();
-    REQUIRE(eng);
+    auto eng = created_engine();
     const int fd = k.add_dmabuf(64 * 1024);
     BltImport a, b;
     REQUIRE(eng->import(fd, 0, &a) == 0);
@@ -235,8 +240,7 @@ TEST_CASE("engine: same dma-buf imported twice shares handle and address", "[i91
 TEST_CASE("engine: bounds and errors", "[i915][engine]") {
     FakeI915 k;
     ScopedKernel sk(&k);
-    auto eng = BltEngine::create();
-    REQUIRE(eng);
+    auto eng = created_engine();
     const auto [src, dst] = import_pair(*eng, k, 8192);
     int fence = -1;
     CHECK(eng->submit_copy_buffer(src, dst, 8000, 0, 193, &fence) == -EINVAL);
@@ -279,8 +283,7 @@ TEST_CASE("engine: bounds and errors", "[i915][engine]") {
 TEST_CASE("engine: batch pool recycles only idle batches", "[i915][engine]") {
     FakeI915 k;
     ScopedKernel sk(&k);
-    auto eng = BltEngine::create();
-    REQUIRE(eng);
+    auto eng = created_engine();
     const auto [src, dst] = import_pair(*eng, k, 8192);
     k.busy = 1;  // everything stays busy
     std::vector<int> fences;
@@ -317,8 +320,7 @@ TEST_CASE("engine: a full batch pool reuses any idle batch before waiting on a s
           "[i915][engine]") {
     FakeI915 k;
     ScopedKernel sk(&k);
-    auto eng = BltEngine::create();
-    REQUIRE(eng);
+    auto eng = created_engine();
     const auto [src, dst] = import_pair(*eng, k, 8192);
     k.busy = 1;
     std::vector<int> fences;
@@ -347,8 +349,7 @@ TEST_CASE("engine: no LLC maps batches WC", "[i915][engine]") {
     k.chipset = 0x3184;  // GLK
     k.has_llc = false;
     ScopedKernel sk(&k);
-    auto eng = BltEngine::create();
-    REQUIRE(eng);
+    auto eng = created_engine();
     const auto [src, dst] = import_pair(*eng, k, 4096);
     int f;
     REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
@@ -359,8 +360,7 @@ TEST_CASE("engine: no LLC maps batches WC", "[i915][engine]") {
 TEST_CASE("wait_fence: signalled, timeout, error status", "[i915][engine]") {
     FakeI915 k;
     ScopedKernel sk(&k);
-    auto eng = BltEngine::create();
-    REQUIRE(eng);
+    auto eng = created_engine();
     const auto [src, dst] = import_pair(*eng, k, 4096);
     int f;
     REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
