@@ -153,7 +153,9 @@ extern "C" {
 #define CL_STATS_QUIET_HANDOFFS_CLDMABUF 13   /* ... of the fast ones, on a queue known idle (no marker watched) */
 #define CL_STATS_LIVE_IMPORTS_CLDMABUF 14     /* imports the application holds now (a gauge) */
 #define CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF 15 /* events of layer commands the application holds now (a gauge) */
-#define CL_STATS_COUNT_CLDMABUF 16
+#define CL_STATS_FENCE_TIMEOUTS_CLDMABUF 16   /* fence waits the layer gave up at CLDMABUF_FENCE_TIMEOUT_MS */
+#define CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF 17 /* release fences signalled at that bound, their release not run */
+#define CL_STATS_COUNT_CLDMABUF 18
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

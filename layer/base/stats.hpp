@@ -37,6 +37,10 @@ struct Stats {
     std::atomic<uint64_t> quiet_handoffs{0};
     std::atomic<uint64_t> fence_waits{0};
     std::atomic<uint64_t> fence_timeouts{0};
+    // Release fences put into a dma-buf (layer/sync/dmabuf_bridge.cpp) that
+    // the watchdog signalled at the bound because their release had not run:
+    // every implicit-sync consumer waited the whole bound for them.
+    std::atomic<uint64_t> release_fences_expired{0};
     // Blitter batches past the fence bound whose GEM context the layer
     // cancelled (layer/blit/submit.cpp).
     std::atomic<uint64_t> blt_cancelled{0};

@@ -12,6 +12,7 @@
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/stats.hpp"
 
 namespace cldmabuf::sync {
 namespace {
@@ -56,7 +57,10 @@ void signal_expired_dmabuf_signals(std::chrono::steady_clock::time_point now) {
     std::lock_guard lock(p.mutex);
     for (auto it = p.signals.begin(); it != p.signals.end();) {
         DmabufSignal *s = *it++;  // signal_locked erases s
-        if (s->deadline_ <= now) s->signal_locked("its deadline (CLDMABUF_FENCE_TIMEOUT_MS) passed");
+        if (s->deadline_ <= now) {
+            stats().release_fences_expired++;
+            s->signal_locked("its deadline (CLDMABUF_FENCE_TIMEOUT_MS) passed");
+        }
     }
 }
 
