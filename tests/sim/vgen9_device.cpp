@@ -218,11 +218,11 @@ bool handle_ioctl(int fd, unsigned long req, void *arg, int *ret) {
     return !c.passthrough || *ret != 0;
 }
 
-bool handle_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, void **out) {
+bool handle_mmap(void *addr, size_t len, int prot, int flags, int fd, off64_t off, void **out) {
     State &s = S();
     std::lock_guard<std::mutex> l(s.mu);
     int target = -1;
-    off_t toff = off;
+    off64_t toff = off;
     if (s.dev_fds.count(fd)) {
         auto it = s.mmap_offsets.upper_bound((uint64_t)off);
         ObjectP o;
@@ -233,7 +233,7 @@ bool handle_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off,
             return true;
         }
         target = o->memfd;
-        toff = off - (off_t)o->mmap_base;
+        toff = off - (off64_t)o->mmap_base;
     } else if (s.dmabuf_fds.count(fd)) {
         target = fd;
         if ((uint64_t)off + len > page_round(s.dmabuf_fds[fd]->size)) {
@@ -244,7 +244,7 @@ bool handle_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off,
     } else {
         return false;
     }
-    void *p = real().mmap(addr, len, prot, flags, target, toff);
+    void *p = real().mmap64(addr, len, prot, flags, target, toff);
     if (p != MAP_FAILED) {
         s.user_maps[(uintptr_t)p] = len;
         ++g_stats.mappings;

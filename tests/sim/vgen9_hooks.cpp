@@ -56,6 +56,7 @@ void resolve_real() {
     R(close);
     R(ioctl);
     R(mmap);
+    R(mmap64);
     R(munmap);
     R(dup);
     R(dup2);
@@ -501,17 +502,20 @@ EXPORT int ioctl(int fd, unsigned long request, ...) noexcept {
     return real().ioctl(fd, request, arg);
 }
 
-EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {
+// mmap and mmap64 differ only where off_t is 32 bits (i386, armhf): there a
+// caller built with 64-bit offsets calls mmap64, and a GEM fake offset
+// (above 4 GiB) must reach handle_mmap whole.
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off) noexcept {
     void *out;
     // MAP_FIXED replaces whatever was mapped there, as a munmap would (the
     // layer detaches an import's mapping that way after a failed acquire).
     if ((flags & MAP_FIXED) && addr) on_munmap(addr, len);
     if (fd >= 0 && !(flags & MAP_ANONYMOUS) && handle_mmap(addr, len, prot, flags, fd, off, &out))
         return out;
-    return real().mmap(addr, len, prot, flags, fd, off);
+    return real().mmap64(addr, len, prot, flags, fd, off);
 }
-EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off) noexcept {
-    return mmap(addr, len, prot, flags, fd, (off_t)off);
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {
+    return mmap64(addr, len, prot, flags, fd, off);
 }
 EXPORT int munmap(void *addr, size_t len) noexcept {
     on_munmap(addr, len);

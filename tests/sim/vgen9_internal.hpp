@@ -24,6 +24,10 @@ struct Real {
     int (*close)(int);
     int (*ioctl)(int, unsigned long, ...);
     void *(*mmap)(void *, size_t, int, int, int, off_t);
+    // The sim is built with a 32-bit off_t where that is the default (it
+    // hooks both forms); mappings go through the 64-bit-offset form, so a
+    // GEM fake offset above 4 GiB survives on 32-bit targets.
+    void *(*mmap64)(void *, size_t, int, int, int, off64_t);
     int (*munmap)(void *, size_t);
     int (*dup)(int);
     int (*dup2)(int, int);
@@ -62,7 +66,7 @@ void on_received(int newfd);
 // ioctl on any fd: returns true if the sim handled it (*ret = 0 or -errno).
 bool handle_ioctl(int fd, unsigned long request, void *arg, int *ret);
 // mmap on a sim fd: returns true if handled (*out = mapping or MAP_FAILED with errno).
-bool handle_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, void **out);
+bool handle_mmap(void *addr, size_t len, int prot, int flags, int fd, off64_t off, void **out);
 void on_munmap(void *addr, size_t len);
 // lseek on an exported dma-buf: true if handled.
 bool handle_lseek(int fd, off_t off, int whence, off_t *ret);

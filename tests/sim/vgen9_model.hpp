@@ -124,8 +124,11 @@ struct Object {
     bool foreign = false;
     bool readonly = false;
     int foreign_fd = -1;  // our dup of an imported real dma-buf
-    dev_t dev = 0;
-    ino_t ino = 0;
+    // Fixed widths: the sim's files differ in _FILE_OFFSET_BITS (those that
+    // hook libc's 32-bit-offset forms leave it out), and on a 32-bit target
+    // ino_t's width follows it; one layout for every file (ODR).
+    uint64_t dev = 0;
+    uint64_t ino = 0;
     uint64_t mmap_base = 0;
     // Implicit fences, protected by the global state mutex.
     FenceP write_fence;
@@ -256,7 +259,7 @@ struct State {
     std::map<int, FenceP> sync_fds;
     std::map<int, TimelineP> sw_sync_fds;
     std::map<uint64_t, std::weak_ptr<Object>> mmap_offsets;  // base -> object
-    std::map<std::pair<dev_t, ino_t>, std::weak_ptr<Object>> by_inode;
+    std::map<std::pair<uint64_t, uint64_t>, std::weak_ptr<Object>> by_inode;
     std::map<uintptr_t, size_t> user_maps;
     uint64_t next_mmap = kMmapBase;
     Config env_cfg, cfg;
