@@ -517,3 +517,102 @@ TEST_CASE("va: 20 map/unmap rounds of an NV12 surface leave no fd, mapping or dr
     CHECK(settled_mappings() == maps_before);
     CHECK(open_fds_toward(fds_before) == fds_before);
 }
+
+// cl_intel_sharing_format_query's VA-API function: what it lists for a plane
+// is exactly what clCreateFromVA_APIMediaSurfaceINTEL then takes on this ICD.
+TEST_CASE("va: clGetSupportedVA_APIMediaSurfaceFormatsINTEL lists what the context shares; every misuse is refused",
+          "[va][formats]") {
+    Display d;
+    REQUIRE_DISPLAY(d);
+    ClEnv env;
+    CHECK(has_word(platform_string(env.platform, CL_PLATFORM_EXTENSIONS), "cl_intel_sharing_format_query"));
+    auto query = reinterpret_cast<clGetSupportedVA_APIMediaSurfaceFormatsINTEL_fn>(
+        clGetExtensionFunctionAddressForPlatform(env.platform, "clGetSupportedVA_APIMediaSurfaceFormatsINTEL"));
+    REQUIRE(query);
+    VaFns va = va_fns(env.platform);
+    const int fds_before = settled_fds();
+    VaContext ctx(env, d.dpy);
+    auto listed = [&](cl_mem_flags flags, cl_uint plane) {
+        cl_uint n = 99;
+        REQUIRE(query(ctx.context, flags, CL_MEM_OBJECT_IMAGE2D, plane, 0, nullptr, &n) == CL_SUCCESS);
+        std::vector<VAImageFormat> list(n + 1);
+        cl_uint again = 0;
+        if (n) REQUIRE(query(ctx.context, flags, CL_MEM_OBJECT_IMAGE2D, plane, n, list.data(), &again) == CL_SUCCESS);
+        CHECK(again == n);
+        list.resize(n);
+        return list;
+    };
+    auto find = [](const std::vector<VAImageFormat> &list, uint32_t fourcc) -> const VAImageFormat * {
+        for (const auto &f : list)
+            if (f.fourcc == fourcc) return &f;
+        return nullptr;
+    };
+
+    for (cl_mem_flags flags : {cl_mem_flags(CL_MEM_READ_ONLY), cl_mem_flags(CL_MEM_WRITE_ONLY),
+                               cl_mem_flags(CL_MEM_READ_WRITE)}) {
+        // Plane 0: NV12 (CL_R 8-bit) and P010 (CL_R 16-bit), which every image device has.
+        const auto plane0 = listed(flags, 0);
+        const VAImageFormat *nv12 = find(plane0, VA_FOURCC_NV12), *p010 = find(plane0, VA_FOURCC_P010);
+        REQUIRE(nv12);
+        REQUIRE(p010);
+        CHECK(nv12->bits_per_pixel == 12);
+        CHECK(p010->bits_per_pixel == 24);
+        CHECK(nv12->byte_order == VA_LSB_FIRST);
+        // Plane 1 of NV12 / P010: listed exactly when the ICD has CL_RG (PoCL 3.1 has none).
+        const auto plane1 = listed(flags, 1);
+        for (bool ten_bit : {false, true}) {
+            const uint32_t fourcc = ten_bit ? VA_FOURCC_P010 : VA_FOURCC_NV12;
+            const cl_image_format rg = {CL_RG, cl_channel_type(ten_bit ? CL_UNORM_INT16 : CL_UNORM_INT8)};
+            CHECK((find(plane1, fourcc) != nullptr) == format_supported(ctx.context, flags, rg));
+            // ... and the import agrees with the list, surface by surface.
+            Surface s(d.dpy, fourcc, 64, 32);
+            REQUIRE(s.id != VA_INVALID_SURFACE);
+            for (cl_uint plane : {0u, 1u}) {
+                const bool in_list = find(plane ? plane1 : plane0, fourcc) != nullptr;
+                cl_int err = CL_SUCCESS;
+                cl_mem m = va.create(ctx.context, flags, &s.id, plane, &err);
+                CHECK((m != nullptr) == in_list);
+                CHECK(err == (in_list ? CL_SUCCESS : CL_IMAGE_FORMAT_NOT_SUPPORTED));
+                if (m) clReleaseMemObject(m);
+            }
+        }
+        // Packed RGB has one plane, the 3-plane 4:2:0 ones three: plane 2 lists
+        // only those, plane 3 nothing.
+        for (const auto &f : plane1) CHECK(f.fourcc != VA_FOURCC_ARGB);
+        for (const auto &f : listed(flags, 2)) CHECK((f.fourcc == VA_FOURCC_YV12 || f.fourcc == VA_FOURCC_I420));
+        CHECK(listed(flags, 3).empty());
+    }
+
+    // Fewer entries than formats: the first ones, and the whole count.
+    cl_uint total = 0;
+    REQUIRE(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 0, nullptr, &total) == CL_SUCCESS);
+    REQUIRE(total >= 2);
+    std::vector<VAImageFormat> all(total), one(2);
+    std::memset(one.data(), 0xab, sizeof(VAImageFormat) * 2);
+    REQUIRE(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, total, all.data(), nullptr) == CL_SUCCESS);
+    cl_uint n = 0;
+    REQUIRE(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, one.data(), &n) == CL_SUCCESS);
+    CHECK(n == total);
+    CHECK(one[0].fourcc == all[0].fourcc);
+    CHECK(one[1].fourcc == 0xababababu);  // past num_entries: untouched
+    // Other image types are valid but no surface makes them.
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE3D, 0, 0, nullptr, &n) == CL_SUCCESS);
+    CHECK(n == 0);
+
+    // The query's errors.
+    VAImageFormat f{};
+    n = 99;
+    CHECK(query(nullptr, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) == CL_INVALID_CONTEXT);
+    CHECK(query(env.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) == CL_INVALID_CONTEXT);  // no VA display
+    CHECK(query(ctx.context, 0, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) ==
+          CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) ==
+          CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_BUFFER, 0, 1, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, 0, 0, 1, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 0, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, nullptr, nullptr) == CL_INVALID_VALUE);
+    CHECK(n == 99);  // nothing written on a refusal
+    CHECK(open_fds_toward(fds_before) == fds_before);
+}
