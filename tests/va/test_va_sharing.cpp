@@ -616,3 +616,106 @@ TEST_CASE("va: clGetSupportedVA_APIMediaSurfaceFormatsINTEL lists what the conte
     CHECK(n == 99);  // nothing written on a refusal
     CHECK(open_fds_toward(fds_before) == fds_before);
 }
+
+// "Linear; tiled only through the existing consent rules" (issue #30): a
+// tiled plane needs the blitter's de-tiled copy, which the image import makes
+// only with CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF = CL_TRUE (docs/images.md).
+// clCreateFromVA_APIMediaSurfaceINTEL has no property list, so the consent is
+// a property of the VA context; without it a tiled surface (iHD's default) is
+// refused, and a compressed one always is.
+namespace {
+cl_context va_context_with(const ClEnv &env, VADisplay dpy, cl_context_properties consent, cl_int *err) {
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(env.platform),
+                                           CL_CONTEXT_VA_API_DISPLAY_INTEL, reinterpret_cast<cl_context_properties>(dpy),
+                                           CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, consent, 0};
+    return clCreateContext(props, 1, &env.device, nullptr, nullptr, err);
+}
+}  // namespace
+
+TEST_CASE("va: a tiled surface needs the context's consent, a compressed one is refused; nothing leaks",
+          "[va][tiled]") {
+    Display d;
+    REQUIRE_DISPLAY(d);
+    ClEnv env;
+    if (!device_has_images(env)) SKIP("the device has no image support");
+    VaFns va = va_fns(env.platform);
+    auto *set_modifier = vva<void (*)(uint64_t)>("vva_export_modifier");
+    struct Linear {  // the driver exports linear again, whatever happens below
+        void (*set)(uint64_t);
+        ~Linear() { set(0); }
+    } restore{set_modifier};
+    auto *live = vva<unsigned (*)()>("vva_live_objects");
+    // The virtual Gen9's own GEM objects (the host) have a blitter to de-tile
+    // them; the VM's heap dma-bufs have none: a consented import is then
+    // CL_INVALID_OPERATION (docs/images.md).
+    const bool blitter = std::string(vva<const char *(*)()>("vva_memory_backend")()) == "gem";
+    constexpr uint64_t intel = uint64_t{0x01} << 56;  // DRM_FORMAT_MOD_VENDOR_INTEL
+    constexpr uint64_t x_tiled = intel | 1, y_tiled = intel | 2, y_tiled_ccs = intel | 4;
+    // The first consented tiled import opens what the blitter keeps for the
+    // process (the Gen9 node, its batch pool), or probes the node once where
+    // none serves: one before the counts (as tests/e2e/test_tiled_images.cpp).
+    {
+        cl_int err = CL_SUCCESS;
+        cl_context warm = va_context_with(env, d.dpy, CL_TRUE, &err);
+        REQUIRE(err == CL_SUCCESS);
+        Surface s(d.dpy, VA_FOURCC_NV12, 512, 64);
+        REQUIRE(s.id != VA_INVALID_SURFACE);
+        set_modifier(y_tiled);
+        if (cl_mem m = va.create(warm, CL_MEM_READ_ONLY, &s.id, 0, &err)) clReleaseMemObject(m);
+        set_modifier(0);
+        clReleaseContext(warm);
+    }
+    const int fds_before = settled_fds();
+    const int maps_before = settled_mappings();
+    {
+        cl_int err = CL_SUCCESS;
+        cl_context plain = va_context_with(env, d.dpy, CL_FALSE, &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_context consented = va_context_with(env, d.dpy, CL_TRUE, &err);
+        REQUIRE(err == CL_SUCCESS);
+        Surface s(d.dpy, VA_FOURCC_NV12, 512, 64);  // X tiles are 512 bytes wide, Y tiles 32 rows high
+        REQUIRE(s.id != VA_INVALID_SURFACE);
+        const unsigned live_before = live();
+        for (uint64_t modifier : {x_tiled, y_tiled, y_tiled_ccs}) {
+            INFO("modifier 0x" << std::hex << modifier);
+            set_modifier(modifier);
+            for (cl_mem_flags flags : {cl_mem_flags(CL_MEM_READ_ONLY), cl_mem_flags(CL_MEM_READ_WRITE)}) {
+                // No consent (CL_FALSE, as when the property is absent): refused.
+                CHECK(va.create(plain, flags, &s.id, 0, &err) == nullptr);
+                CHECK(err == CL_INVALID_VA_API_MEDIA_SURFACE_INTEL);
+                // Consent: X/Y through the blitter; compression never.
+                cl_mem m = va.create(consented, flags, &s.id, 0, &err);
+                if (modifier == y_tiled_ccs) {
+                    CHECK(m == nullptr);
+                    CHECK(err == CL_INVALID_VA_API_MEDIA_SURFACE_INTEL);
+                } else {
+                    CHECK(err == (blitter ? CL_SUCCESS : CL_INVALID_OPERATION));
+                    CHECK((m != nullptr) == blitter);
+                }
+                if (m) clReleaseMemObject(m);
+            }
+        }
+        // The same surface, linear again, imports in either context.
+        set_modifier(0);
+        for (cl_context c : {plain, consented}) {
+            cl_mem m = va.create(c, CL_MEM_READ_ONLY, &s.id, 0, &err);
+            CHECK(err == CL_SUCCESS);
+            if (m) clReleaseMemObject(m);
+        }
+        CHECK(live() == live_before);
+        clReleaseContext(consented);
+        clReleaseContext(plain);
+    }
+    // The consent's own errors: a value other than CL_TRUE/CL_FALSE, and no VA display.
+    cl_int err = CL_SUCCESS;
+    CHECK(va_context_with(env, d.dpy, 2, &err) == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    const cl_context_properties alone[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(env.platform),
+                                           CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, CL_TRUE, 0};
+    CHECK(clCreateContext(alone, 1, &env.device, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    CHECK(clCreateContextFromType(alone, CL_DEVICE_TYPE_ALL, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    CHECK(settled_mappings() == maps_before);
+    CHECK(open_fds_toward(fds_before) == fds_before);
+}
