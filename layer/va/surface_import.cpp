@@ -83,7 +83,7 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
                                        CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
                                        static_cast<cl_mem_properties>(image.modifier),
                                        CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF,
-                                       shared.allow_tiled ? CL_TRUE : CL_FALSE,
+                                       static_cast<cl_mem_properties>(shared.allow_tiled ? CL_TRUE : CL_FALSE),
                                        0};
     cl_image_desc desc{};
     desc.image_type = CL_MEM_OBJECT_IMAGE2D;
