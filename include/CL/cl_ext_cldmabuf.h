@@ -69,7 +69,11 @@ extern "C" {
  * application's, when no Gen9 blitter serves it: no i915 Gen9 node,
  * CLDMABUF_BLT=off, a device of the import the node does not serve, or a
  * dma-buf of an exporter the blitter does not take.  Rules and errors:
- * docs/images.md, "Tiled imports (X / Y) through the blitter". */
+ * docs/images.md, "Tiled imports (X / Y) through the blitter".
+ * Also a cl_context_properties of a context created with
+ * CL_CONTEXT_VA_API_DISPLAY_INTEL: the same consent for every VA surface
+ * plane clCreateFromVA_APIMediaSurfaceINTEL imports in it (that call has no
+ * property list; docs/va-api.md); CL_INVALID_PROPERTY without a VA display. */
 #define CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF 0x10C02
 
 /* The application vouches that a dma-buf whose modifier is

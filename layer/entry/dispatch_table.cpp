@@ -94,6 +94,8 @@ const NamedFunction layer_functions[] = {
     {"clCreateFromVA_APIMediaSurfaceINTEL", as_address(va::create_from_media_surface)},         // surface_import.cpp
     {"clEnqueueAcquireVA_APIMediaSurfacesINTEL", as_address(va::enqueue_acquire_media_surfaces)},  // acquire_release.cpp
     {"clEnqueueReleaseVA_APIMediaSurfacesINTEL", as_address(va::enqueue_release_media_surfaces)},
+    // cl_intel_sharing_format_query's VA-API query
+    {"clGetSupportedVA_APIMediaSurfaceFormatsINTEL", as_address(va::get_supported_media_surface_formats)},  // format_query.cpp
 };
 
 // cl_khr_semaphore, cl_khr_external_semaphore(_sync_fd) (layer/sync/entry_points.cpp):

@@ -48,7 +48,11 @@ std::vector<AddedExtension> all_added(cl_platform_id platform) {
     for (const auto &[name, version] : sync::semaphore_extensions(platform)) list.push_back({name, version});
     // cl_intel_va_api_media_sharing over dma-buf (layer/va/) where libva loads;
     // an ICD that lists it itself keeps its own (the name is added only once).
-    if (va::offered()) list.push_back({"cl_intel_va_api_media_sharing", CL_MAKE_VERSION(1, 0, 0)});
+    // With it the format query of cl_intel_sharing_format_query (1.0.0), its VA-API function only.
+    if (va::offered()) {
+        list.push_back({"cl_intel_va_api_media_sharing", CL_MAKE_VERSION(1, 0, 0)});
+        list.push_back({"cl_intel_sharing_format_query", CL_MAKE_VERSION(1, 0, 0)});
+    }
     return list;
 }
 const cl_external_memory_handle_type_khr import_types[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};

@@ -2,10 +2,15 @@
 // list without the VA display and without CL_CONTEXT_INTEROP_USER_SYNC (the
 // layer does the synchronisation that property speaks of: vaSyncSurface on
 // acquire unless it is CL_TRUE); the layer remembers the display and answers
-// CL_CONTEXT_PROPERTIES with the application's list.
+// CL_CONTEXT_PROPERTIES with the application's list.  The layer's
+// CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF = CL_TRUE in the same list is the
+// consent of docs/images.md for every plane imported in the context (an X/Y
+// tiled surface then goes through the blitter's de-tiled copy); it is taken
+// off too, and refused without a VA display.
 #include <string>
 #include <vector>
 
+#include "CL/cl_ext_cldmabuf.h"
 #include "layer/core/dispatch.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/param_answer.hpp"
@@ -21,6 +26,8 @@ struct Request {
     bool has_display = false;
     VADisplay display = nullptr;
     bool user_sync = false;
+    bool tiled_given = false, allow_tiled = false;
+    cl_context_properties tiled_value = 0;
     cl_platform_id platform = nullptr;
     std::vector<cl_context_properties> original, stripped;
 };
@@ -35,6 +42,12 @@ void parse(const cl_context_properties *props, Request *req) {
         if (key == CL_CONTEXT_VA_API_DISPLAY_INTEL) {
             req->has_display = true;
             req->display = reinterpret_cast<VADisplay>(value);
+            continue;
+        }
+        if (key == CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF) {
+            req->tiled_given = true;
+            req->tiled_value = value;
+            req->allow_tiled = value == CL_TRUE;
             continue;
         }
         if (key == CL_CONTEXT_INTEROP_USER_SYNC) req->user_sync = value == CL_TRUE;
@@ -57,6 +70,36 @@ std::vector<cl_context_properties> for_icd(const Request &req) {
     return out;
 }
 
+// The application's list without the consent property (for an ICD that
+// shares VA surfaces itself: the consent is the layer's word).
+std::vector<cl_context_properties> without_consent(const Request &req) {
+    std::vector<cl_context_properties> out;
+    for (size_t i = 0; i + 1 < req.original.size(); i += 2) {
+        if (req.original[i] == CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF) continue;
+        out.push_back(req.original[i]);
+        out.push_back(req.original[i + 1]);
+    }
+    out.push_back(0);
+    return out;
+}
+
+// The consent property: CL_TRUE or CL_FALSE, and only beside a VA display.
+cl_int check_consent(const Request &req, const char *what) {
+    if (!req.tiled_given) return CL_SUCCESS;
+    if (!req.has_display) {
+        LOG_ERROR("%s: CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF is a context property only beside "
+                  "CL_CONTEXT_VA_API_DISPLAY_INTEL",
+                  what);
+        return CL_INVALID_PROPERTY;
+    }
+    if (req.tiled_value != CL_TRUE && req.tiled_value != CL_FALSE) {
+        LOG_ERROR("%s: CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF must be CL_TRUE or CL_FALSE, not %lld", what,
+                  static_cast<long long>(req.tiled_value));
+        return CL_INVALID_PROPERTY;
+    }
+    return CL_SUCCESS;
+}
+
 // The display must be one libva knows.  CL_SUCCESS or the spec's error.
 cl_int check_display(const Request &req, const char *what) {
     const Libva *api = libva();
@@ -75,10 +118,12 @@ void keep(cl_context context, const Request &req) {
     VaContext info;
     info.display = req.display;
     info.user_sync = req.user_sync;
+    info.allow_tiled = req.allow_tiled;
     info.original = req.original;
     remember_context(context, info);
-    LOG_INFO("va: context %p shares VADisplay %p (%s synchronisation)", static_cast<void *>(context), req.display,
-             req.user_sync ? "the application's" : "the layer's");
+    LOG_INFO("va: context %p shares VADisplay %p (%s synchronisation%s)", static_cast<void *>(context), req.display,
+             req.user_sync ? "the application's" : "the layer's",
+             req.allow_tiled ? "; tiled surfaces through the blitter's copy" : "");
 }
 
 cl_context fail(cl_int *errcode_ret, cl_int err) {
@@ -95,9 +140,13 @@ cl_context create_context(const cl_context_properties *properties, cl_uint num_d
                           cl_int *errcode_ret, CreateContextFn downstream) {
     Request req;
     parse(properties, &req);
+    if (cl_int err = check_consent(req, "clCreateContext"); err != CL_SUCCESS) return fail(errcode_ret, err);
     if (!req.has_display) return downstream(properties, num_devices, devices, notify, user_data, errcode_ret);
     cl_platform_id platform = req.platform ? req.platform : (devices && num_devices ? platform_of_device(devices[0]) : nullptr);
-    if (icd_has_va(platform)) return downstream(properties, num_devices, devices, notify, user_data, errcode_ret);
+    if (icd_has_va(platform)) {
+        const std::vector<cl_context_properties> list = without_consent(req);
+        return downstream(list.data(), num_devices, devices, notify, user_data, errcode_ret);
+    }
     if (cl_int err = check_display(req, "clCreateContext"); err != CL_SUCCESS) return fail(errcode_ret, err);
     const std::vector<cl_context_properties> list = for_icd(req);
     cl_context context = downstream(list.size() > 1 ? list.data() : nullptr, num_devices, devices, notify, user_data,
@@ -111,8 +160,12 @@ cl_context create_context_from_type(const cl_context_properties *properties, cl_
                                     void *user_data, cl_int *errcode_ret, CreateContextFromTypeFn downstream) {
     Request req;
     parse(properties, &req);
-    if (!req.has_display || icd_has_va(req.platform))
-        return downstream(properties, type, notify, user_data, errcode_ret);
+    if (cl_int err = check_consent(req, "clCreateContextFromType"); err != CL_SUCCESS) return fail(errcode_ret, err);
+    if (!req.has_display) return downstream(properties, type, notify, user_data, errcode_ret);
+    if (icd_has_va(req.platform)) {
+        const std::vector<cl_context_properties> list = without_consent(req);
+        return downstream(list.data(), type, notify, user_data, errcode_ret);
+    }
     if (cl_int err = check_display(req, "clCreateContextFromType"); err != CL_SUCCESS) return fail(errcode_ret, err);
     const std::vector<cl_context_properties> list = for_icd(req);
     cl_context context = downstream(list.size() > 1 ? list.data() : nullptr, type, notify, user_data, errcode_ret);

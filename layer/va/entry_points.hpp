@@ -26,6 +26,12 @@ cl_int CL_API_CALL enqueue_acquire_media_surfaces(cl_command_queue queue, cl_uin
 cl_int CL_API_CALL enqueue_release_media_surfaces(cl_command_queue queue, cl_uint num_objects, const cl_mem *mems,
                                                   cl_uint num_events, const cl_event *wait_list, cl_event *event);
 
+// format_query.cpp: clGetSupportedVA_APIMediaSurfaceFormatsINTEL (cl_intel_sharing_format_query)
+cl_int CL_API_CALL get_supported_media_surface_formats(cl_context context, cl_mem_flags flags,
+                                                       cl_mem_object_type image_type, cl_uint plane,
+                                                       cl_uint num_entries, ImageFormat *formats,
+                                                       cl_uint *num_formats);
+
 // contexts.cpp: the VA properties are taken off the list before `downstream`
 // (the next feature's entry, or the ICD's) sees it.
 using CreateContextFn = cl_context(CL_API_CALL *)(const cl_context_properties *, cl_uint, const cl_device_id *,

@@ -16,6 +16,7 @@ namespace cldmabuf::va {
 struct VaContext {
     VADisplay display = nullptr;
     bool user_sync = false;                      // CL_CONTEXT_INTEROP_USER_SYNC = CL_TRUE
+    bool allow_tiled = false;                    // CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF = CL_TRUE
     std::vector<cl_context_properties> original; // the application's list, for CL_CONTEXT_PROPERTIES
 };
 

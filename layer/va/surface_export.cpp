@@ -68,6 +68,15 @@ VAStatus export_surface(const Libva &api, VADisplay display, VASurfaceID surface
     return st;
 }
 
+bool drm_plane_format(uint32_t drm, cl_image_format *out) {
+    for (const auto &f : layer_formats)
+        if (f.drm == drm) {
+            *out = {f.order, f.type};
+            return true;
+        }
+    return false;
+}
+
 cl_int plane_image(const PrimeDescriptor &desc, cl_uint plane, PlaneImage *out, std::string *why) {
     if (plane >= desc.num_layers || plane >= 4) {
         *why = "plane " + std::to_string(plane) + " does not exist: the " + fourcc_text(desc.fourcc) +
@@ -80,15 +89,11 @@ cl_int plane_image(const PrimeDescriptor &desc, cl_uint plane, PlaneImage *out, 
                " planes of object " + std::to_string(layer.object_index[0]) + " (one plane per layer expected)";
         return CL_INVALID_VA_API_MEDIA_SURFACE_INTEL;
     }
-    const LayerFormat *format = nullptr;
-    for (const auto &f : layer_formats)
-        if (f.drm == layer.drm_format) format = &f;
-    if (!format) {
+    if (!drm_plane_format(layer.drm_format, &out->format)) {
         *why = "plane " + std::to_string(plane) + " has DRM format " + fourcc_text(layer.drm_format) +
                ", which no OpenCL image format matches";
         return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
     }
-    out->format = {format->order, format->type};
     const bool sub = plane > 0 && chroma_420(desc.fourcc);
     out->width = sub ? (desc.width + 1) / 2 : desc.width;
     out->height = sub ? (desc.height + 1) / 2 : desc.height;

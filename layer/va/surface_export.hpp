@@ -34,6 +34,10 @@ struct PlaneImage {
     uint64_t modifier = 0;
 };
 
+// The OpenCL image format of a plane exported with DRM format `drm` (R8,
+// GR88, R16, GR1616, the packed 8-bit RGB ones); false for any other.
+bool drm_plane_format(uint32_t drm, cl_image_format *out);
+
 // CL_SUCCESS and *out, or the spec's error with *why: CL_INVALID_VALUE for a
 // plane the surface does not have, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR for a
 // layer format no OpenCL image format matches.

@@ -3,9 +3,10 @@
 // routes and zero-copy proof of docs/images.md).  The surface is exported
 // with libva's public vaExportSurfaceHandle (DRM PRIME 2, one layer per
 // plane); the plane's dma-buf, offset, pitch and modifier become the
-// import's properties (a tiled modifier is refused there: the VA context
-// gives no consent to a de-tiled copy).  The exported fds are all closed
-// before this returns: the import holds its own duplicate.
+// import's properties (a tiled modifier is refused there unless the VA
+// context was created with the layer's consent to a de-tiled copy).  The
+// exported fds are all closed before this returns: the import holds its
+// own duplicate.
 #include <memory>
 #include <string>
 
@@ -74,12 +75,15 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
 
     // The import takes the plane's fd; the other objects' fds close with `exported`.
     const int fd = exported.take_fd(image.object);
+    // The context's consent (layer/va/contexts.cpp) is the import's.
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
                                        static_cast<cl_mem_properties>(fd),
                                        CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,
                                        static_cast<cl_mem_properties>(image.offset),
                                        CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
                                        static_cast<cl_mem_properties>(image.modifier),
+                                       CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF,
+                                       static_cast<cl_mem_properties>(shared.allow_tiled ? CL_TRUE : CL_FALSE),
                                        0};
     cl_image_desc desc{};
     desc.image_type = CL_MEM_OBJECT_IMAGE2D;

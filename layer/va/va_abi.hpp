@@ -50,6 +50,22 @@ struct PrimeDescriptor {
     } layers[4];
 };
 
+// VAImageFormat (va.h): what clGetSupportedVA_APIMediaSurfaceFormatsINTEL
+// answers, one per surface format.
+constexpr uint32_t kVaLsbFirst = 1;  // VA_LSB_FIRST
+struct ImageFormat {
+    uint32_t fourcc;
+    uint32_t byte_order;
+    uint32_t bits_per_pixel;
+    uint32_t depth;  // RGB formats: significant bits per pixel, and the masks
+    uint32_t red_mask;
+    uint32_t green_mask;
+    uint32_t blue_mask;
+    uint32_t alpha_mask;
+    uint32_t va_reserved[4];  // VA_PADDING_LOW
+};
+static_assert(sizeof(ImageFormat) == 48, "VAImageFormat is 12 32-bit words");
+
 }  // namespace cldmabuf::va
 
 // cl_intel_va_api_media_sharing (the registered values; CL/cl_va_api_media_sharing_intel.h).

@@ -179,6 +179,15 @@ cl_int CL_API_CALL va_release(cl_command_queue, cl_uint n, const cl_mem *, cl_ui
     return kNotAcquired;
 }
 
+// cl_intel_sharing_format_query's VA-API query, as NEO has it beside the extension.
+cl_int CL_API_CALL va_formats(cl_context, cl_mem_flags flags, cl_mem_object_type type, cl_uint plane, cl_uint,
+                              void *, cl_uint *num) {
+    record("clGetSupportedVA_APIMediaSurfaceFormatsINTEL flags=" + hex(flags) + " type=" + hex(type) +
+           " plane=" + std::to_string(plane));
+    if (num) *num = 7;  // distinct: the ICD's answer comes back unchanged
+    return CL_SUCCESS;
+}
+
 }  // namespace
 
 std::string extension_string() {
@@ -230,6 +239,7 @@ void *extension_function(const char *name) {
         {"clCreateFromVA_APIMediaSurfaceINTEL", reinterpret_cast<void *>(&va_create), c.va_sharing},
         {"clEnqueueAcquireVA_APIMediaSurfacesINTEL", reinterpret_cast<void *>(&va_acquire), c.va_sharing},
         {"clEnqueueReleaseVA_APIMediaSurfacesINTEL", reinterpret_cast<void *>(&va_release), c.va_sharing},
+        {"clGetSupportedVA_APIMediaSurfaceFormatsINTEL", reinterpret_cast<void *>(&va_formats), c.va_sharing},
     };
     for (const Entry &e : table)
         if (e.on && !std::strcmp(e.name, name)) return e.fn;

@@ -358,6 +358,16 @@ TEST_CASE("an ICD with cl_intel_va_api_media_sharing gets every VA call and cont
     CHECK(release(q, 1, &plain, 0, nullptr, nullptr) == -1101);
     CHECK(contains(env.icd_log(), "clEnqueueAcquireVA_APIMediaSurfacesINTEL n=1"));
     CHECK(contains(env.icd_log(), "clEnqueueReleaseVA_APIMediaSurfacesINTEL n=1"));
+    // The format query of a context the ICD shares itself is the ICD's.
+    using FormatsFn = cl_int(CL_API_CALL *)(cl_context, cl_mem_flags, cl_mem_object_type, cl_uint, cl_uint, void *,
+                                            cl_uint *);
+    auto formats = reinterpret_cast<FormatsFn>(env.function("clGetSupportedVA_APIMediaSurfaceFormatsINTEL"));
+    REQUIRE(formats);
+    n = 0;
+    CHECK(formats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 1, 0, nullptr, &n) == CL_SUCCESS);
+    CHECK(n == 7);
+    CHECK(contains(env.icd_log(), "clGetSupportedVA_APIMediaSurfaceFormatsINTEL flags=" + hex(CL_MEM_READ_ONLY) +
+                                      " type=" + hex(CL_MEM_OBJECT_IMAGE2D) + " plane=1"));
     clReleaseMemObject(plain);
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);

@@ -90,7 +90,8 @@ const std::vector<Slot> egl_provided = {
 const std::vector<std::string> layer_names = {
     "clEnqueueAcquireExternalMemObjectsKHR", "clEnqueueReleaseExternalMemObjectsKHR", "clImportMemoryARM",
     "clGetDeviceIDsFromVA_APIMediaAdapterINTEL", "clCreateFromVA_APIMediaSurfaceINTEL",
-    "clEnqueueAcquireVA_APIMediaSurfacesINTEL", "clEnqueueReleaseVA_APIMediaSurfacesINTEL"};
+    "clEnqueueAcquireVA_APIMediaSurfacesINTEL", "clEnqueueReleaseVA_APIMediaSurfacesINTEL",
+    "clGetSupportedVA_APIMediaSurfaceFormatsINTEL"};
 const std::vector<std::string> egl_names = {"clCreateFromEGLImageKHR", "clEnqueueAcquireEGLObjectsKHR",
                                             "clEnqueueReleaseEGLObjectsKHR", "clGetGLContextInfoKHR",
                                             "clCreateEventFromGLsyncKHR"};

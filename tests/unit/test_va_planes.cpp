@@ -9,6 +9,7 @@
 #include <string>
 
 #include "layer/va/surface_export.hpp"
+#include "layer/va/surface_formats.hpp"
 
 using namespace cldmabuf::va;
 
@@ -120,4 +121,43 @@ TEST_CASE("va planes: the exported fds are closed with the export unless taken",
     CHECK(fcntl(fds[0], F_GETFD) != -1);  // the taken one is the caller's
     CHECK(fcntl(fds[1], F_GETFD) == -1);  // the other closed with the export
     close(fds[0]);
+}
+
+// The format query's table (layer/va/surface_formats.hpp) and the import
+// agree: every plane of every listed surface format is a layer format the
+// import takes, with NEO's channel order for it.
+TEST_CASE("va planes: every plane of every shareable surface format has the import's image format", "[va]") {
+    size_t count = 0;
+    const SurfaceFormat *table = surface_formats(&count);
+    REQUIRE(count >= 2);
+    bool nv12 = false, p010 = false;
+    for (size_t i = 0; i < count; ++i) {
+        const SurfaceFormat &s = table[i];
+        INFO("surface format #" << i);
+        REQUIRE(s.planes >= 1);
+        REQUIRE(s.planes <= 3);
+        CHECK(s.va.byte_order == kVaLsbFirst);
+        for (uint32_t p = 0; p < s.planes; ++p) {
+            cl_image_format f{};
+            CHECK(drm_plane_format(s.plane_drm[p], &f));
+        }
+        if (s.va.fourcc == fourcc('N', 'V', '1', '2')) {
+            nv12 = true;
+            cl_image_format y{}, uv{};
+            REQUIRE(drm_plane_format(s.plane_drm[0], &y));
+            REQUIRE(drm_plane_format(s.plane_drm[1], &uv));
+            CHECK((y.image_channel_order == CL_R && y.image_channel_data_type == CL_UNORM_INT8));
+            CHECK((uv.image_channel_order == CL_RG && uv.image_channel_data_type == CL_UNORM_INT8));
+        }
+        if (s.va.fourcc == fourcc('P', '0', '1', '0')) {
+            p010 = true;
+            cl_image_format uv{};
+            REQUIRE(drm_plane_format(s.plane_drm[1], &uv));
+            CHECK((uv.image_channel_order == CL_RG && uv.image_channel_data_type == CL_UNORM_INT16));
+        }
+    }
+    CHECK(nv12);
+    CHECK(p010);
+    cl_image_format f{};
+    CHECK_FALSE(drm_plane_format(fourcc('Y', 'U', 'Y', 'V'), &f));
 }

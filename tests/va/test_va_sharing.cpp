@@ -517,3 +517,205 @@ TEST_CASE("va: 20 map/unmap rounds of an NV12 surface leave no fd, mapping or dr
     CHECK(settled_mappings() == maps_before);
     CHECK(open_fds_toward(fds_before) == fds_before);
 }
+
+// cl_intel_sharing_format_query's VA-API function: what it lists for a plane
+// is exactly what clCreateFromVA_APIMediaSurfaceINTEL then takes on this ICD.
+TEST_CASE("va: clGetSupportedVA_APIMediaSurfaceFormatsINTEL lists what the context shares; every misuse is refused",
+          "[va][formats]") {
+    Display d;
+    REQUIRE_DISPLAY(d);
+    ClEnv env;
+    CHECK(has_word(platform_string(env.platform, CL_PLATFORM_EXTENSIONS), "cl_intel_sharing_format_query"));
+    auto query = reinterpret_cast<clGetSupportedVA_APIMediaSurfaceFormatsINTEL_fn>(
+        clGetExtensionFunctionAddressForPlatform(env.platform, "clGetSupportedVA_APIMediaSurfaceFormatsINTEL"));
+    REQUIRE(query);
+    VaFns va = va_fns(env.platform);
+    const int fds_before = settled_fds();
+    VaContext ctx(env, d.dpy);
+    auto listed = [&](cl_mem_flags flags, cl_uint plane) {
+        cl_uint n = 99;
+        REQUIRE(query(ctx.context, flags, CL_MEM_OBJECT_IMAGE2D, plane, 0, nullptr, &n) == CL_SUCCESS);
+        std::vector<VAImageFormat> list(n + 1);
+        cl_uint again = 0;
+        if (n) REQUIRE(query(ctx.context, flags, CL_MEM_OBJECT_IMAGE2D, plane, n, list.data(), &again) == CL_SUCCESS);
+        CHECK(again == n);
+        list.resize(n);
+        return list;
+    };
+    auto find = [](const std::vector<VAImageFormat> &list, uint32_t fourcc) -> const VAImageFormat * {
+        for (const auto &f : list)
+            if (f.fourcc == fourcc) return &f;
+        return nullptr;
+    };
+
+    for (cl_mem_flags flags : {cl_mem_flags(CL_MEM_READ_ONLY), cl_mem_flags(CL_MEM_WRITE_ONLY),
+                               cl_mem_flags(CL_MEM_READ_WRITE)}) {
+        // Plane 0: NV12 (CL_R 8-bit) and P010 (CL_R 16-bit), which every image device has.
+        const auto plane0 = listed(flags, 0);
+        const VAImageFormat *nv12 = find(plane0, VA_FOURCC_NV12), *p010 = find(plane0, VA_FOURCC_P010);
+        REQUIRE(nv12);
+        REQUIRE(p010);
+        CHECK(nv12->bits_per_pixel == 12);
+        CHECK(p010->bits_per_pixel == 24);
+        CHECK(nv12->byte_order == VA_LSB_FIRST);
+        // Plane 1 of NV12 / P010: listed exactly when the ICD has CL_RG (PoCL 3.1 has none).
+        const auto plane1 = listed(flags, 1);
+        for (bool ten_bit : {false, true}) {
+            const uint32_t fourcc = ten_bit ? VA_FOURCC_P010 : VA_FOURCC_NV12;
+            const cl_image_format rg = {CL_RG, cl_channel_type(ten_bit ? CL_UNORM_INT16 : CL_UNORM_INT8)};
+            CHECK((find(plane1, fourcc) != nullptr) == format_supported(ctx.context, flags, rg));
+            // ... and the import agrees with the list, surface by surface.
+            Surface s(d.dpy, fourcc, 64, 32);
+            REQUIRE(s.id != VA_INVALID_SURFACE);
+            for (cl_uint plane : {0u, 1u}) {
+                const bool in_list = find(plane ? plane1 : plane0, fourcc) != nullptr;
+                cl_int err = CL_SUCCESS;
+                cl_mem m = va.create(ctx.context, flags, &s.id, plane, &err);
+                CHECK((m != nullptr) == in_list);
+                CHECK(err == (in_list ? CL_SUCCESS : CL_IMAGE_FORMAT_NOT_SUPPORTED));
+                if (m) clReleaseMemObject(m);
+            }
+        }
+        // Packed RGB has one plane, the 3-plane 4:2:0 ones three: plane 2 lists
+        // only those, plane 3 nothing.
+        for (const auto &f : plane1) CHECK(f.fourcc != VA_FOURCC_ARGB);
+        for (const auto &f : listed(flags, 2)) CHECK((f.fourcc == VA_FOURCC_YV12 || f.fourcc == VA_FOURCC_I420));
+        CHECK(listed(flags, 3).empty());
+    }
+
+    // Fewer entries than formats: the first ones, and the whole count.
+    cl_uint total = 0;
+    REQUIRE(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 0, nullptr, &total) == CL_SUCCESS);
+    REQUIRE(total >= 2);
+    std::vector<VAImageFormat> all(total), one(2);
+    std::memset(one.data(), 0xab, sizeof(VAImageFormat) * 2);
+    REQUIRE(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, total, all.data(), nullptr) == CL_SUCCESS);
+    cl_uint n = 0;
+    REQUIRE(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, one.data(), &n) == CL_SUCCESS);
+    CHECK(n == total);
+    CHECK(one[0].fourcc == all[0].fourcc);
+    CHECK(one[1].fourcc == 0xababababu);  // past num_entries: untouched
+    // Other image types are valid but no surface makes them.
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE3D, 0, 0, nullptr, &n) == CL_SUCCESS);
+    CHECK(n == 0);
+
+    // The query's errors.
+    VAImageFormat f{};
+    n = 99;
+    CHECK(query(nullptr, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) == CL_INVALID_CONTEXT);
+    CHECK(query(env.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) == CL_INVALID_CONTEXT);  // no VA display
+    CHECK(query(ctx.context, 0, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) ==
+          CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, CL_MEM_OBJECT_IMAGE2D, 0, 1, &f, &n) ==
+          CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_BUFFER, 0, 1, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, 0, 0, 1, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 0, &f, &n) == CL_INVALID_VALUE);
+    CHECK(query(ctx.context, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0, 1, nullptr, nullptr) == CL_INVALID_VALUE);
+    CHECK(n == 99);  // nothing written on a refusal
+    CHECK(open_fds_toward(fds_before) == fds_before);
+}
+
+// "Linear; tiled only through the existing consent rules" (issue #30): a
+// tiled plane needs the blitter's de-tiled copy, which the image import makes
+// only with CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF = CL_TRUE (docs/images.md).
+// clCreateFromVA_APIMediaSurfaceINTEL has no property list, so the consent is
+// a property of the VA context; without it a tiled surface (iHD's default) is
+// refused, and a compressed one always is.
+namespace {
+cl_context va_context_with(const ClEnv &env, VADisplay dpy, cl_context_properties consent, cl_int *err) {
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(env.platform),
+                                           CL_CONTEXT_VA_API_DISPLAY_INTEL, reinterpret_cast<cl_context_properties>(dpy),
+                                           CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, consent, 0};
+    return clCreateContext(props, 1, &env.device, nullptr, nullptr, err);
+}
+}  // namespace
+
+TEST_CASE("va: a tiled surface needs the context's consent, a compressed one is refused; nothing leaks",
+          "[va][tiled]") {
+    Display d;
+    REQUIRE_DISPLAY(d);
+    ClEnv env;
+    if (!device_has_images(env)) SKIP("the device has no image support");
+    VaFns va = va_fns(env.platform);
+    auto *set_modifier = vva<void (*)(uint64_t)>("vva_export_modifier");
+    struct Linear {  // the driver exports linear again, whatever happens below
+        void (*set)(uint64_t);
+        ~Linear() { set(0); }
+    } restore{set_modifier};
+    auto *live = vva<unsigned (*)()>("vva_live_objects");
+    // The virtual Gen9's own GEM objects (the host) have a blitter to de-tile
+    // them; the VM's heap dma-bufs have none: a consented import is then
+    // CL_INVALID_OPERATION (docs/images.md).
+    const bool blitter = std::string(vva<const char *(*)()>("vva_memory_backend")()) == "gem";
+    constexpr uint64_t intel = uint64_t{0x01} << 56;  // DRM_FORMAT_MOD_VENDOR_INTEL
+    constexpr uint64_t x_tiled = intel | 1, y_tiled = intel | 2, y_tiled_ccs = intel | 4;
+    // The first consented tiled import opens what the blitter keeps for the
+    // process (the Gen9 node, its batch pool), or probes the node once where
+    // none serves: one before the counts (as tests/e2e/test_tiled_images.cpp).
+    {
+        cl_int err = CL_SUCCESS;
+        cl_context warm = va_context_with(env, d.dpy, CL_TRUE, &err);
+        REQUIRE(err == CL_SUCCESS);
+        Surface s(d.dpy, VA_FOURCC_NV12, 512, 64);
+        REQUIRE(s.id != VA_INVALID_SURFACE);
+        set_modifier(y_tiled);
+        if (cl_mem m = va.create(warm, CL_MEM_READ_ONLY, &s.id, 0, &err)) clReleaseMemObject(m);
+        set_modifier(0);
+        clReleaseContext(warm);
+    }
+    const int fds_before = settled_fds();
+    const int maps_before = settled_mappings();
+    {
+        cl_int err = CL_SUCCESS;
+        cl_context plain = va_context_with(env, d.dpy, CL_FALSE, &err);
+        REQUIRE(err == CL_SUCCESS);
+        cl_context consented = va_context_with(env, d.dpy, CL_TRUE, &err);
+        REQUIRE(err == CL_SUCCESS);
+        Surface s(d.dpy, VA_FOURCC_NV12, 512, 64);  // X tiles are 512 bytes wide, Y tiles 32 rows high
+        REQUIRE(s.id != VA_INVALID_SURFACE);
+        const unsigned live_before = live();
+        for (uint64_t modifier : {x_tiled, y_tiled, y_tiled_ccs}) {
+            INFO("modifier 0x" << std::hex << modifier);
+            set_modifier(modifier);
+            for (cl_mem_flags flags : {cl_mem_flags(CL_MEM_READ_ONLY), cl_mem_flags(CL_MEM_READ_WRITE)}) {
+                // No consent (CL_FALSE, as when the property is absent): refused.
+                CHECK(va.create(plain, flags, &s.id, 0, &err) == nullptr);
+                CHECK(err == CL_INVALID_VA_API_MEDIA_SURFACE_INTEL);
+                // Consent: X/Y through the blitter; compression never.
+                cl_mem m = va.create(consented, flags, &s.id, 0, &err);
+                if (modifier == y_tiled_ccs) {
+                    CHECK(m == nullptr);
+                    CHECK(err == CL_INVALID_VA_API_MEDIA_SURFACE_INTEL);
+                } else {
+                    CHECK(err == (blitter ? CL_SUCCESS : CL_INVALID_OPERATION));
+                    CHECK((m != nullptr) == blitter);
+                }
+                if (m) clReleaseMemObject(m);
+            }
+        }
+        // The same surface, linear again, imports in either context.
+        set_modifier(0);
+        for (cl_context c : {plain, consented}) {
+            cl_mem m = va.create(c, CL_MEM_READ_ONLY, &s.id, 0, &err);
+            CHECK(err == CL_SUCCESS);
+            if (m) clReleaseMemObject(m);
+        }
+        CHECK(live() == live_before);
+        clReleaseContext(consented);
+        clReleaseContext(plain);
+    }
+    // The consent's own errors: a value other than CL_TRUE/CL_FALSE, and no VA display.
+    cl_int err = CL_SUCCESS;
+    CHECK(va_context_with(env, d.dpy, 2, &err) == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    const cl_context_properties alone[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(env.platform),
+                                           CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, CL_TRUE, 0};
+    CHECK(clCreateContext(alone, 1, &env.device, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    CHECK(clCreateContextFromType(alone, CL_DEVICE_TYPE_ALL, nullptr, nullptr, &err) == nullptr);
+    CHECK(err == CL_INVALID_PROPERTY);
+    CHECK(settled_mappings() == maps_before);
+    CHECK(open_fds_toward(fds_before) == fds_before);
+}

@@ -5,6 +5,8 @@
 #ifndef VVA_CONTROL_H
 #define VVA_CONTROL_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,6 +17,10 @@ unsigned vva_sync_count(void);
 void vva_fail_next_syncs(unsigned n, int status);
 /* The next n vaExportSurfaceHandle calls answer `status`. */
 void vva_fail_next_exports(unsigned n, int status);
+/* The DRM format modifier vaExportSurfaceHandle reports from now on (0 =
+ * DRM_FORMAT_MOD_LINEAR, the default); the bytes stay linear, so only the
+ * importer's decision on the layout can be tested with another. */
+void vva_export_modifier(uint64_t modifier);
 /* Live objects the driver holds: surfaces + images + buffers + configs + contexts. */
 unsigned vva_live_objects(void);
 /* The memory backend in use: "gem", "heap", "udmabuf" or "none". */

@@ -86,6 +86,8 @@ struct State {
 
 std::atomic<unsigned> syncs{0}, fail_syncs{0}, fail_exports{0}, live{0};
 std::atomic<int> sync_status{VA_STATUS_ERROR_TIMEDOUT}, export_status{VA_STATUS_ERROR_ALLOCATION_FAILED};
+// The modifier exports report (a test control: a tiled driver's surfaces, as iHD's).
+std::atomic<uint64_t> export_modifier{0};
 
 State &state(VADriverContextP ctx) { return *static_cast<State *>(ctx->pDriverData); }
 
@@ -335,7 +337,7 @@ VAStatus export_surface_handle(VADriverContextP ctx, VASurfaceID id, uint32_t me
     d->num_objects = 1;
     d->objects[0].fd = fd;
     d->objects[0].size = static_cast<uint32_t>(surface.mem.size);
-    d->objects[0].drm_format_modifier = 0;  // DRM_FORMAT_MOD_LINEAR
+    d->objects[0].drm_format_modifier = export_modifier.load();  // DRM_FORMAT_MOD_LINEAR unless told
     const uint32_t y_format = p010 ? 0x20363152 /* R16 */ : 0x20203852 /* R8 */;
     const uint32_t uv_format = p010 ? 0x32335247 /* GR32 (GR1616) */ : 0x38385247 /* GR88 */;
     if (separate) {
@@ -608,6 +610,7 @@ void vva_fail_next_exports(unsigned n, int status) {
     vva::export_status = status;
     vva::fail_exports = n;
 }
+void vva_export_modifier(uint64_t modifier) { vva::export_modifier = modifier; }
 unsigned vva_live_objects(void) { return vva::live.load(); }
 const char *vva_memory_backend(void) { return vva::backend_name(); }
 
