@@ -4,14 +4,16 @@
 #pragma once
 
 #include "layer/base/cl_compat.h"
+#include "layer/icd/devices.hpp"
 
 namespace cldmabuf::egl {
 
-// The platform an object belongs to (nullptr when the object is not valid).
-cl_platform_id context_platform(cl_context context);
-cl_platform_id device_platform(cl_device_id device);
-cl_context queue_context(cl_command_queue queue);
-cl_context mem_context(cl_mem mem);
+// The platform or context an object belongs to (nullptr when the object is
+// not valid): the shared queries of layer/icd/devices.hpp.
+using cldmabuf::context_platform;
+using cldmabuf::device_platform;
+using cldmabuf::mem_context;
+using cldmabuf::queue_context;
 
 // Whether the ICD handles these calls itself on `platform` (the platform's
 // profile, layer/icd/profile.hpp).

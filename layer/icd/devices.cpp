@@ -32,6 +32,26 @@ cl_device_id queue_device(cl_command_queue queue) {
     return device;
 }
 
+cl_context queue_context(cl_command_queue queue) {
+    cl_context context = nullptr;
+    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
+        return nullptr;
+    return context;
+}
+
+cl_context mem_context(cl_mem mem) {
+    cl_context context = nullptr;
+    if (next().clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
+        return nullptr;
+    return context;
+}
+
+cl_platform_id context_platform(cl_context context) {
+    std::vector<cl_device_id> devices;
+    if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return nullptr;
+    return device_platform(devices.front());
+}
+
 std::string platform_string(cl_platform_id platform, cl_platform_info what) {
     size_t size = 0;
     if (next().clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};

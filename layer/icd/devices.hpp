@@ -18,6 +18,11 @@ cl_int context_devices(cl_context context, std::vector<cl_device_id> *out);
 cl_platform_id device_platform(cl_device_id device);
 // The device of a queue (nullptr when the ICD does not answer).
 cl_device_id queue_device(cl_command_queue queue);
+// The context of a queue, of a memory object (nullptr when the ICD does not answer).
+cl_context queue_context(cl_command_queue queue);
+cl_context mem_context(cl_mem mem);
+// The platform of a context: its first device's (nullptr when not a context).
+cl_platform_id context_platform(cl_context context);
 
 // A platform's string (CL_PLATFORM_NAME, _VERSION, _EXTENSIONS, ...),
 // empty when the ICD has none.

@@ -18,6 +18,7 @@
 #include "layer/va/forwarding.hpp"
 #include "layer/va/libva.hpp"
 #include "layer/va/shared_objects.hpp"
+#include "layer/icd/devices.hpp"
 
 namespace cldmabuf::va {
 namespace {
@@ -71,11 +72,11 @@ cl_int handoff(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint nu
                cl_event *event) {
     static constexpr const char *what =
         Acquire ? "clEnqueueAcquireVA_APIMediaSurfacesINTEL" : "clEnqueueReleaseVA_APIMediaSurfacesINTEL";
-    const cl_context context = queue ? context_of_queue(queue) : nullptr;
+    const cl_context context = queue ? queue_context(queue) : nullptr;
     if (!context) return refuse(CL_INVALID_COMMAND_QUEUE, what, "invalid command queue");
     VaContext shared;
     if (!find_context(context, &shared)) {
-        const cl_platform_id platform = platform_of_context(context);
+        const cl_platform_id platform = context_platform(context);
         if (icd_has_va(platform)) {
             using Fn = cl_int(CL_API_CALL *)(cl_command_queue, cl_uint, const cl_mem *, cl_uint, const cl_event *,
                                              cl_event *);

@@ -18,6 +18,7 @@
 #include "layer/va/forwarding.hpp"
 #include "layer/va/libva.hpp"
 #include "layer/va/shared_objects.hpp"
+#include "layer/icd/devices.hpp"
 
 namespace cldmabuf::va {
 namespace {
@@ -142,7 +143,7 @@ cl_context create_context(const cl_context_properties *properties, cl_uint num_d
     parse(properties, &req);
     if (cl_int err = check_consent(req, "clCreateContext"); err != CL_SUCCESS) return fail(errcode_ret, err);
     if (!req.has_display) return downstream(properties, num_devices, devices, notify, user_data, errcode_ret);
-    cl_platform_id platform = req.platform ? req.platform : (devices && num_devices ? platform_of_device(devices[0]) : nullptr);
+    cl_platform_id platform = req.platform ? req.platform : (devices && num_devices ? device_platform(devices[0]) : nullptr);
     if (icd_has_va(platform)) {
         const std::vector<cl_context_properties> list = without_consent(req);
         return downstream(list.data(), num_devices, devices, notify, user_data, errcode_ret);

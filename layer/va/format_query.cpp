@@ -17,6 +17,7 @@
 #include "layer/va/shared_objects.hpp"
 #include "layer/va/surface_export.hpp"
 #include "layer/va/surface_formats.hpp"
+#include "layer/icd/devices.hpp"
 
 namespace cldmabuf::va {
 namespace {
@@ -50,7 +51,7 @@ cl_int CL_API_CALL get_supported_media_surface_formats(cl_context context, cl_me
         return refuse(CL_INVALID_CONTEXT, "invalid context");
     VaContext shared;
     if (!find_context(context, &shared)) {
-        const cl_platform_id platform = platform_of_context(context);
+        const cl_platform_id platform = context_platform(context);
         if (icd_has_va(platform)) {
             using Fn = decltype(&get_supported_media_surface_formats);
             if (auto icd = reinterpret_cast<Fn>(icd_function(platform, what)))

@@ -36,20 +36,4 @@ void *icd_function(cl_platform_id platform, const char *name) {
     return next().clGetExtensionFunctionAddressForPlatform(platform, name);
 }
 
-// The ICD's answers through the shared queries (layer/icd/devices.hpp).
-cl_platform_id platform_of_device(cl_device_id device) { return device_platform(device); }
-
-cl_platform_id platform_of_context(cl_context context) {
-    std::vector<cl_device_id> devices;
-    if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return nullptr;
-    return device_platform(devices.front());
-}
-
-cl_context context_of_queue(cl_command_queue queue) {
-    cl_context context = nullptr;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
-        return nullptr;
-    return context;
-}
-
 }  // namespace cldmabuf::va

@@ -21,6 +21,7 @@
 #include "layer/va/forwarding.hpp"
 #include "layer/va/shared_objects.hpp"
 #include "layer/va/surface_export.hpp"
+#include "layer/icd/devices.hpp"
 
 namespace cldmabuf::va {
 namespace {
@@ -46,7 +47,7 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
         return fail(errcode_ret, CL_INVALID_CONTEXT, "invalid context");
     VaContext shared;
     if (!find_context(context, &shared)) {
-        const cl_platform_id platform = platform_of_context(context);
+        const cl_platform_id platform = context_platform(context);
         if (icd_has_va(platform)) {
             using Fn = decltype(&create_from_media_surface);
             if (auto icd = reinterpret_cast<Fn>(icd_function(platform, what)))
