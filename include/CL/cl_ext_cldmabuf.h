@@ -153,7 +153,8 @@ extern "C" {
 #define CL_STATS_QUIET_HANDOFFS_CLDMABUF 13   /* ... of the fast ones, on a queue known idle (no marker watched) */
 #define CL_STATS_LIVE_IMPORTS_CLDMABUF 14     /* imports the application holds now (a gauge) */
 #define CL_STATS_LIVE_LAYER_EVENTS_CLDMABUF 15 /* events of layer commands the application holds now (a gauge) */
-#define CL_STATS_COUNT_CLDMABUF 16
+#define CL_STATS_ALIAS_MERGES_CLDMABUF 16   /* copy-route releases that wrote back only what changed (another import shares the dma-buf) */
+#define CL_STATS_COUNT_CLDMABUF 17
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 
