@@ -134,6 +134,12 @@ public:
         sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
         return bad;
     }
+    // A producer under its own fence writes without SYNC_START/END (which
+    // would wait for that very fence).
+    void raw_write(const std::vector<uint8_t> &bytes)
+    {
+        std::memcpy(bytes_, bytes.data(), std::min(size_, bytes.size()));
+    }
     // A copy of every byte, read between SYNC_START and SYNC_END.
     std::vector<uint8_t> contents()
     {
