@@ -9,7 +9,9 @@
 // file), and an image with a padded row pitch.  Checked by content (the
 // test's own mapping of the dma-buf) and by the layer's counter of merges
 // (CL_STATS_ALIAS_MERGES_CLDMABUF).  Skipped where imports take the
-// zero-copy route (there both imports are the one dma-buf's pages).
+// zero-copy route (there both imports are the one dma-buf's pages).  Tagged
+// [kernel]: the checks need the ICD's transfers executed (not on NEO in AUB
+// mode, where image imports take the copy route but nothing runs).
 #include <catch2/catch_test_macros.hpp>
 
 #include <sys/mman.h>
@@ -105,7 +107,7 @@ void cycle(const ClEnv &env, AliasedImports &imp, const std::vector<Write> &writ
 // "the state of memory objects is up-to-date ... outside of OpenCL".  Two
 // imports of one dma-buf are one memory outside OpenCL.
 TEST_CASE("[copy-route] two imports of one dma-buf: the write through the first survives the second's release",
-          "[copy-route][alias]") {
+          "[copy-route][alias][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 8192;
@@ -131,7 +133,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf: the write through the first 
 }
 
 TEST_CASE("[copy-route] two imports of one dma-buf writing different bytes: both writes and the untouched bytes stay",
-          "[copy-route][alias]") {
+          "[copy-route][alias][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 64 << 10;
@@ -155,7 +157,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf writing different bytes: both
 }
 
 TEST_CASE("[copy-route] two imports of one dma-buf past the fast path's 1 MiB: the write survives",
-          "[copy-route][alias]") {
+          "[copy-route][alias][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 3 << 20;
@@ -174,7 +176,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf past the fast path's 1 MiB: t
 // A CPU write between two cycles (the producer's, outside OpenCL) is what the
 // next acquire uploads; a release that changed nothing writes nothing back.
 TEST_CASE("[copy-route] two imports of one dma-buf, a release that changed nothing leaves the producer's bytes",
-          "[copy-route][alias]") {
+          "[copy-route][alias][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 16384;
@@ -190,7 +192,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf, a release that changed nothi
 }
 
 // One import alone on its dma-buf is written back whole, as before: no merge.
-TEST_CASE("[copy-route] an import alone on its dma-buf is written back whole", "[copy-route][alias]") {
+TEST_CASE("[copy-route] an import alone on its dma-buf is written back whole", "[copy-route][alias][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     constexpr size_t N = 8192;
@@ -204,7 +206,7 @@ TEST_CASE("[copy-route] an import alone on its dma-buf is written back whole", "
 }
 
 TEST_CASE("[copy-route] two image imports of one dma-buf: a region written through one, padding and the rest kept",
-          "[copy-route][alias][image]") {
+          "[copy-route][alias][image][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     if (!device_has_images(env)) SKIP("the device has no image support");

@@ -9,70 +9,9 @@
 //
 #include "external_memory_dma_buf_common.h"
 
-#include <linux/types.h>
-
 using namespace dma_buf_test;
 
 namespace {
-
-// drivers/dma-buf/sw_sync.c's ioctls: not in the exported UAPI headers,
-// written from the kernel's ABI.
-struct sw_sync_create_fence_data_abi
-{
-    __u32 value;
-    char name[32];
-    __s32 fence;
-};
-#define SW_SYNC_IOC_CREATE_FENCE_ABI                                           \
-    _IOWR('W', 0, struct sw_sync_create_fence_data_abi)
-#define SW_SYNC_IOC_INC_ABI _IOW('W', 1, __u32)
-
-// A sw_sync timeline: fences that signal when the test says so.
-class Timeline {
-public:
-    Timeline()
-        : fd_(open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC))
-    {}
-    ~Timeline()
-    {
-        if (fd_ >= 0) close(fd_); // signals every point still pending
-    }
-    Timeline(const Timeline &) = delete;
-    Timeline &operator=(const Timeline &) = delete;
-    bool ok() const { return fd_ >= 0; }
-    // A sync_file that signals at point `value`, or -1.
-    int fence(unsigned value)
-    {
-        sw_sync_create_fence_data_abi d = {};
-        d.value = value;
-        std::strncpy(d.name, "cts-producer", sizeof(d.name) - 1);
-        return ioctl(fd_, SW_SYNC_IOC_CREATE_FENCE_ABI, &d) == 0 ? d.fence
-                                                                 : -1;
-    }
-    bool advance(unsigned by = 1)
-    {
-        __u32 n = by;
-        return ioctl(fd_, SW_SYNC_IOC_INC_ABI, &n) == 0;
-    }
-
-private:
-    int fd_;
-};
-
-#define REQUIRE_SW_SYNC(timeline)                                              \
-    Timeline timeline;                                                         \
-    if (!timeline.ok())                                                        \
-    {                                                                          \
-        log_info("no sw_sync here (CONFIG_SW_SYNC and debugfs at "             \
-                 "/sys/kernel/debug): skipped\n");                             \
-        return TEST_SKIPPED_ITSELF;                                            \
-    }
-
-bool signalled_within(int sync_file, int ms)
-{
-    pollfd p = { sync_file, POLLIN, 0 };
-    return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
-}
 
 // The dma-buf's fences a reader waits for (its writers), as one sync_file,
 // or -1 where the kernel has no DMA_BUF_IOCTL_EXPORT_SYNC_FILE.
