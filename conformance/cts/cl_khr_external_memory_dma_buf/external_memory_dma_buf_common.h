@@ -173,6 +173,32 @@ inline std::vector<uint8_t> expected_pattern(size_t n, uint32_t seed,
     return v;
 }
 
+// CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR
+// lists DMA_BUF: the device reads an image import as linear rows at the
+// given pitch (the image tests check pixels at known offsets only then).
+inline bool assumes_linear_dma_buf(cl_device_id device)
+{
+    size_t bytes = 0;
+    if (clGetDeviceInfo(
+            device,
+            CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR,
+            0, nullptr, &bytes)
+        != CL_SUCCESS)
+        return false;
+    std::vector<cl_external_memory_handle_type_khr> types(
+        bytes / sizeof(cl_external_memory_handle_type_khr));
+    if (bytes
+        && clGetDeviceInfo(
+               device,
+               CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR,
+               bytes, types.data(), nullptr)
+            != CL_SUCCESS)
+        return false;
+    return std::find(types.begin(), types.end(),
+                     CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR)
+        != types.end();
+}
+
 inline bool fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
 // True once `fd` is closed, polling for at most five seconds: an
