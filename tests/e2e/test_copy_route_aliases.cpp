@@ -254,3 +254,23 @@ TEST_CASE("[copy-route] two image imports of one dma-buf: a region written throu
     for (cl_mem im : images) clReleaseMemObject(im);
     munmap(view, N);
 }
+
+// The alias ends with the other import's teardown: the import left alone on
+// its dma-buf is written back whole again (its count went down).
+TEST_CASE("[copy-route] once the second import is released, the first is written back whole again",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 8192;
+    AliasedImports imp(env, N, 2);
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, 0x31, N);
+    cycle(env, imp, {{0, 0, N, 0x32}});
+    REQUIRE(clReleaseMemObject(imp.mems[1]) == CL_SUCCESS);
+    imp.mems.pop_back();
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    const cl_ulong m0 = merges(env);
+    cycle(env, imp, {{0, 0, N, 0x33}});
+    CHECK(range_is(imp.view, 0, N, 0x33));
+    CHECK(merges(env) == m0);
+}
