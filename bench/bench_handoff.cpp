@@ -8,7 +8,12 @@
 // source is CLDMABUF_TEST_DMABUF=heap|udmabuf|vgem|sim as in the e2e tests
 // ("sim" needs LD_PRELOAD=.../libvgen9.so).
 //
-//   bench-handoff [--rounds N] [--size BYTES] [--csv FILE]
+//   bench-handoff [--rounds N] [--size BYTES] [--csv FILE] [--alias]
+//
+// --alias: a second import of the same dma-buf stays alive (not acquired),
+// so on the copy route the measured import's release writes back only what
+// changed (layer/handoff/alias_merge.hpp): its snapshot and compare priced
+// against the same floor.
 //
 // Prints medians, how many handoffs took the layer's fast path (its
 // counters, CL_PLATFORM_STATS_CLDMABUF), and
@@ -104,6 +109,7 @@ int main(int argc, char **argv) {
     int rounds = 300;
     size_t size = 4096;
     const char *csv = nullptr;
+    bool alias = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--rounds" && i + 1 < argc) {
@@ -112,8 +118,10 @@ int main(int argc, char **argv) {
             size = std::strtoull(argv[++i], nullptr, 0);
         } else if (a == "--csv" && i + 1 < argc) {
             csv = argv[++i];
+        } else if (a == "--alias") {
+            alias = true;
         } else {
-            std::fprintf(stderr, "usage: bench-handoff [--rounds N] [--size BYTES] [--csv FILE]\n");
+            std::fprintf(stderr, "usage: bench-handoff [--rounds N] [--size BYTES] [--csv FILE] [--alias]\n");
             return 2;
         }
     }
@@ -130,6 +138,13 @@ int main(int argc, char **argv) {
         cl_int err = CL_SUCCESS;
         cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
         check(err, "clCreateBufferWithProperties(dma-buf)");
+        cl_mem second = nullptr;
+        if (alias) {
+            const cl_mem_properties again[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                               static_cast<cl_mem_properties>(buf.dup_fd()), 0};
+            second = clCreateBufferWithProperties(env.context, again, CL_MEM_READ_WRITE, size, nullptr, &err);
+            check(err, "clCreateBufferWithProperties(the same dma-buf again)");
+        }
         cl_uint route = CL_DMA_BUF_ROUTE_HOST_PTR_CLDMABUF;
         check(clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr),
               "clGetMemObjectInfo(CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF)");
@@ -153,6 +168,7 @@ int main(int argc, char **argv) {
         }
         const auto after = layer_stats(env.platform);
         check(clReleaseMemObject(mem), "clReleaseMemObject");
+        if (second) check(clReleaseMemObject(second), "clReleaseMemObject");
         if (fl_shape.dev) {
             clReleaseMemObject(fl_shape.dev);
             munmap(fl_shape.host, size);
@@ -160,6 +176,7 @@ int main(int argc, char **argv) {
         const cl_ulong fast = after[CL_STATS_FAST_HANDOFFS_CLDMABUF] - before[CL_STATS_FAST_HANDOFFS_CLDMABUF];
         const cl_ulong queued = after[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF];
         const cl_ulong quiet = after[CL_STATS_QUIET_HANDOFFS_CLDMABUF] - before[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
+        const cl_ulong merges = after[CL_STATS_ALIAS_MERGES_CLDMABUF] - before[CL_STATS_ALIAS_MERGES_CLDMABUF];
         if (csv) {
             FILE *f = std::fopen(csv, "w");
             if (!f) throw std::runtime_error(std::string("cannot write ") + csv);
@@ -179,6 +196,9 @@ int main(int argc, char **argv) {
         // Of those, on the quiet queue (layer/queue/quiet.hpp: no marker watched).
         std::printf("VALUE handoff_quiet = %llu of %llu commands\n", static_cast<unsigned long long>(quiet),
                     static_cast<unsigned long long>(fast + queued));
+        if (alias)  // releases that merged (a second import of the dma-buf alive)
+            std::printf("VALUE handoff_alias_merges = %llu of %d releases\n", static_cast<unsigned long long>(merges),
+                        rounds);
         std::printf("RATIO handoff/floor = %.2f (target <= 1.2) %s\n", ratio, ratio <= 1.2 ? "met" : "MISS");
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench-handoff: %s\n", e.what());

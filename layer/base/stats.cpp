@@ -42,7 +42,8 @@ std::string Stats::summary() const {
         << " blt_fence_in=" << blt_fence_in_batches << " blt_fence_out=" << blt_fence_out_batches
         << " blt_fence_in_fallbacks=" << blt_fence_in_fallbacks
         << " tiled_imports=" << tiled_imports << " detile_bytes=" << detile_bytes
-        << " retile_bytes=" << retile_bytes;
+        << " retile_bytes=" << retile_bytes << " alias_merges=" << alias_merges
+        << " alias_merged_bytes=" << alias_merged_bytes;
     for (const auto &[reason, count] : fallbacks()) out << " fallback[" << reason << "]=" << count;
     return out.str();
 }

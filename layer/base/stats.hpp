@@ -56,6 +56,10 @@ struct Stats {
     std::atomic<uint64_t> tiled_imports{0};
     std::atomic<uint64_t> detile_bytes{0};  // tiled imports: dma-buf -> shadow on acquire
     std::atomic<uint64_t> retile_bytes{0};  // shadow -> dma-buf on release
+    // Copy-route releases of an import sharing its dma-buf with another
+    // (layer/handoff/alias_merge.hpp): merges, and the changed bytes written.
+    std::atomic<uint64_t> alias_merges{0};
+    std::atomic<uint64_t> alias_merged_bytes{0};
 
     // A copy the blitter did not take, by reason.
     void count_fallback(const std::string &reason);

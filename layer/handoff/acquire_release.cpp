@@ -39,6 +39,7 @@
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/core/failed_events.hpp"
 #include "layer/handoff/acquire_opening.hpp"
+#include "layer/handoff/alias_merge.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/handoff/marker_watch.hpp"
@@ -276,6 +277,9 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
             cl_int err = import.over_tiled_shadow() ? detile(import)
                          : openings.empty()         ? open_acquire(import)
                                                     : open_in_step(*openings[i]);
+            // An aliased import keeps what is uploaded next (staged here or
+            // the direct Write behind the gate): layer/handoff/alias_merge.hpp.
+            if (err == CL_SUCCESS && copied_in(import)) note_upload(import);
             // Pinned staging runs here, after the fences and SYNC START; the
             // application's queue waits for this step.
             if (err == CL_SUCCESS && staging[i]) {
@@ -354,16 +358,20 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     }
 
     // Write device copies back first, in queue order, so the SYNC END below
-    // follows them.
+    // follows them.  An aliased import's copy goes to its scratch, and the
+    // step merges its changes (layer/handoff/alias_merge.hpp).
     std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
     std::vector<cl_event> readbacks;
-    const StagingList staging = stagings_of(list, queue, copied_out);
+    const StagingList staging = stagings_of(list, queue, copied_out_whole);
+    std::vector<bool> merging(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
         const Import &import = *list[i];
         if (!copied_out(import) || staging[i]) continue;
+        merging[i] = merges_release(import);
         cl_event done = nullptr;
         cl_int err = copy_to_dmabuf(queue, import, static_cast<cl_uint>(waits.size()),
-                                    waits.empty() ? nullptr : waits.data(), &done);
+                                    waits.empty() ? nullptr : waits.data(), &done, CL_FALSE,
+                                    merging[i] ? release_scratch(import) : nullptr);
         if (err != CL_SUCCESS) {
             for (cl_event e : readbacks) next().clReleaseEvent(e);
             return err;
@@ -388,10 +396,13 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     const bool retiles = std::any_of(list.begin(), list.end(), [](const auto &i) { return i->over_tiled_shadow(); });
     step.waits = retiles ? HostStep::Waits::dmabuf_fences : HostStep::Waits::nothing;
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
-    step.work = [list, staging, fences](cl_int prior) -> cl_int {
+    step.work = [list, staging, merging, fences](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
         for (size_t i = 0; i < list.size(); ++i) {
             const auto &import = list[i];
+            // The scratch holds the device copy (its Read is in the wait
+            // list); after a failed command the dma-buf is left as it was.
+            if (merging[i]) merge_release(*import, result == CL_SUCCESS);
             // Pinned staging: every earlier command finished (the marker), so
             // the device copy is final.  After a failed command the dma-buf
             // is left as it was.

@@ -2,6 +2,7 @@
 
 #include "layer/core/dispatch.hpp"
 #include "layer/blit/tiled_shadow.hpp"
+#include "layer/handoff/alias_merge.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/core/host_step.hpp"
 #include "layer/import/native.hpp"
@@ -9,17 +10,6 @@
 #include "layer/base/stats.hpp"
 
 namespace cldmabuf {
-namespace {
-
-// Where a buffer's bytes go from and to: the registration's mapping when
-// the ICD pinned one (layer/handoff/staging.hpp), else the import's own.
-void *buffer_host(const Import &import) {
-    void *registered = registered_mapping(import);
-    return registered ? registered : import.mapping;
-}
-
-}  // namespace
-
 size_t copy_bytes(const Import &import) { return import.is_image ? import.image.bytes : import.size; }
 
 bool copied_in(const Import &import) {
@@ -28,6 +18,7 @@ bool copied_in(const Import &import) {
 bool copied_out(const Import &import) {
     return import.route == Route::copy && !(import.flags & CL_MEM_READ_ONLY);
 }
+bool copied_out_whole(const Import &import) { return copied_out(import) && !merges_release(import); }
 
 StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*moves)(const Import &)) {
     StagingList out;
@@ -45,7 +36,7 @@ void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direct
 cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done) {
     if (!import.is_image)
-        return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, buffer_host(import), n,
+        return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, copy_route_host(import), n,
                                            waits, done);
     const size_t origin[3] = {0, 0, 0};
     const HostPixels px = host_pixels(import);
@@ -54,14 +45,14 @@ cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, c
 }
 
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
-                      cl_event *done, cl_bool blocking) {
+                      cl_event *done, cl_bool blocking, void *into) {
+    void *host = into ? into : copy_route_host(import);
     if (!import.is_image)
-        return next().clEnqueueReadBuffer(queue, import.mem, blocking, 0, import.size, buffer_host(import), n,
-                                          waits, done);
+        return next().clEnqueueReadBuffer(queue, import.mem, blocking, 0, import.size, host, n, waits, done);
     const size_t origin[3] = {0, 0, 0};
     const HostPixels px = host_pixels(import);
     return next().clEnqueueReadImage(queue, import.mem, blocking, origin, import.image.region, px.row_pitch,
-                                     px.slice_pitch, px.ptr, n, waits, done);
+                                     px.slice_pitch, host, n, waits, done);
 }
 
 // Copy-route imports up to this size take the fast path: their Write is
@@ -102,6 +93,7 @@ cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *
     cl_int err = CL_SUCCESS;
     for (const auto &import : list) {
         if (!copied_in(*import)) continue;
+        note_upload(*import);  // an aliased import keeps what it uploads (alias_merge.hpp)
         cl_event done = nullptr;
         err = copy_to_device(queue, *import, 0, nullptr, &done);
         if (err != CL_SUCCESS) {
@@ -140,6 +132,18 @@ cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, cl_event 
     cl_int result = CL_SUCCESS;
     for (const auto &import : list) {
         if (!copied_out(*import)) continue;
+        if (merges_release(*import)) {
+            // Aliased: the device copy into the scratch, then only its changes into the dma-buf.
+            const cl_int err = copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE, release_scratch(*import));
+            merge_release(*import, err == CL_SUCCESS);
+            if (err != CL_SUCCESS) {
+                LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
+                if (result == CL_SUCCESS) result = err;
+                continue;
+            }
+            count_copy(*import, false, stats().copy_out_bytes);
+            continue;
+        }
         std::shared_ptr<PinnedStaging> staging;
         if (copy_bytes(*import) > fast_copy_limit) {
             staging = staging_for(*import, queue);

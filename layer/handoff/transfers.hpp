@@ -32,8 +32,13 @@ void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direct
 
 cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done);
+// `into`: where the bytes go instead of the dma-buf (the merge's scratch of
+// an aliased import, layer/handoff/alias_merge.hpp), with the same layout.
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
-                      cl_event *done, cl_bool blocking = CL_FALSE);
+                      cl_event *done, cl_bool blocking = CL_FALSE, void *into = nullptr);
+// Copy-route imports whose release writes the device copy back whole (every
+// one the device may write but those that merge, alias_merge.hpp).
+bool copied_out_whole(const Import &import);
 
 // Copy-route imports up to this size take the fast path.
 constexpr size_t fast_copy_limit = size_t{1} << 20;

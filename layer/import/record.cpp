@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/dmabuf_aliases.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/core/import_fds.hpp"
 #include "layer/dmabuf/mapping_cache.hpp"
@@ -137,6 +138,7 @@ cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer)
     }
     pending->registered = true;
     imports().add(pending.shared());
+    note_dmabuf_import(*pending);  // the copy route's aliases of one dma-buf (layer/handoff/alias_merge.hpp)
     pending.committed();  // the destructor callbacks close it now
     return CL_SUCCESS;
 }

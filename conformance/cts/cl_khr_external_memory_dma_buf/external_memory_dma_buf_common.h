@@ -12,6 +12,7 @@
 #include <CL/cl_ext.h>
 #include <fcntl.h>
 #include <linux/dma-buf.h>
+#include <linux/types.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -134,6 +135,12 @@ public:
         sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
         return bad;
     }
+    // A producer under its own fence writes without SYNC_START/END (which
+    // would wait for that very fence).
+    void raw_write(const std::vector<uint8_t> &bytes)
+    {
+        std::memcpy(bytes_, bytes.data(), std::min(size_, bytes.size()));
+    }
     // A copy of every byte, read between SYNC_START and SYNC_END.
     std::vector<uint8_t> contents()
     {
@@ -166,6 +173,32 @@ inline std::vector<uint8_t> expected_pattern(size_t n, uint32_t seed,
     return v;
 }
 
+// CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR
+// lists DMA_BUF: the device reads an image import as linear rows at the
+// given pitch (the image tests check pixels at known offsets only then).
+inline bool assumes_linear_dma_buf(cl_device_id device)
+{
+    size_t bytes = 0;
+    if (clGetDeviceInfo(
+            device,
+            CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR,
+            0, nullptr, &bytes)
+        != CL_SUCCESS)
+        return false;
+    std::vector<cl_external_memory_handle_type_khr> types(
+        bytes / sizeof(cl_external_memory_handle_type_khr));
+    if (bytes
+        && clGetDeviceInfo(
+               device,
+               CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR,
+               bytes, types.data(), nullptr)
+            != CL_SUCCESS)
+        return false;
+    return std::find(types.begin(), types.end(),
+                     CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR)
+        != types.end();
+}
+
 inline bool fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
 // True once `fd` is closed, polling for at most five seconds: an
@@ -185,6 +218,80 @@ inline cl_int event_status(cl_event e)
     cl_int s = CL_COMPLETE;
     clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s), &s,
                    nullptr);
+    return s;
+}
+
+// ---- sync_files (the sync-file and sync_fd semaphore tests) -------------
+
+// drivers/dma-buf/sw_sync.c's ioctls: not in the exported UAPI headers,
+// written from the kernel's ABI.
+struct sw_sync_create_fence_data_abi
+{
+    __u32 value;
+    char name[32];
+    __s32 fence;
+};
+#define SW_SYNC_IOC_CREATE_FENCE_ABI                                           \
+    _IOWR('W', 0, struct sw_sync_create_fence_data_abi)
+#define SW_SYNC_IOC_INC_ABI _IOW('W', 1, __u32)
+
+// A sw_sync timeline: fences that signal when the test says so.
+class Timeline {
+public:
+    Timeline()
+        : fd_(open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC))
+    {}
+    ~Timeline()
+    {
+        if (fd_ >= 0) close(fd_); // signals every point still pending
+    }
+    Timeline(const Timeline &) = delete;
+    Timeline &operator=(const Timeline &) = delete;
+    bool ok() const { return fd_ >= 0; }
+    // A sync_file that signals at point `value`, or -1.
+    int fence(unsigned value)
+    {
+        sw_sync_create_fence_data_abi d = {};
+        d.value = value;
+        std::strncpy(d.name, "cts-producer", sizeof(d.name) - 1);
+        return ioctl(fd_, SW_SYNC_IOC_CREATE_FENCE_ABI, &d) == 0 ? d.fence
+                                                                 : -1;
+    }
+    bool advance(unsigned by = 1)
+    {
+        __u32 n = by;
+        return ioctl(fd_, SW_SYNC_IOC_INC_ABI, &n) == 0;
+    }
+
+private:
+    int fd_;
+};
+
+#define REQUIRE_SW_SYNC(timeline)                                              \
+    dma_buf_test::Timeline timeline;                                           \
+    if (!timeline.ok())                                                        \
+    {                                                                          \
+        log_info("no sw_sync here (CONFIG_SW_SYNC and debugfs at "             \
+                 "/sys/kernel/debug): skipped\n");                             \
+        return TEST_SKIPPED_ITSELF;                                            \
+    }
+
+inline bool signalled_within(int sync_file, int ms)
+{
+    pollfd p = { sync_file, POLLIN, 0 };
+    return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+// The event's status once it reached CL_COMPLETE (or an error), or its
+// status after `ms` milliseconds: a bounded clWaitForEvents.
+inline cl_int status_within(cl_event e, int ms)
+{
+    cl_int s = event_status(e);
+    for (int i = 0; i < ms && s > CL_COMPLETE; ++i)
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        s = event_status(e);
+    }
     return s;
 }
 

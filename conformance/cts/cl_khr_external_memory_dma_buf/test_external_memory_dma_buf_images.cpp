@@ -8,32 +8,6 @@
 
 using namespace dma_buf_test;
 
-namespace {
-
-bool assumes_linear_dma_buf(cl_device_id device)
-{
-    size_t bytes = 0;
-    if (clGetDeviceInfo(
-            device,
-            CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR,
-            0, nullptr, &bytes)
-        != CL_SUCCESS)
-        return false;
-    std::vector<cl_external_memory_handle_type_khr> types(
-        bytes / sizeof(cl_external_memory_handle_type_khr));
-    if (bytes
-        && clGetDeviceInfo(
-               device,
-               CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR,
-               bytes, types.data(), nullptr)
-            != CL_SUCCESS)
-        return false;
-    return std::find(types.begin(), types.end(),
-                     CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR)
-        != types.end();
-}
-
-} // namespace
 
 // CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR:
 // for the handle types listed, an image is imported with a linear layout,

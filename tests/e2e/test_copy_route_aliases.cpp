@@ -1,0 +1,276 @@
+// The copy route with two imports of one dma-buf (issue #32; the CTS-style
+// external_memory_dma_buf_import_twice found it): each import holds its own
+// device copy, and a release must write back only what its device changed
+// since its acquire (layer/handoff/alias_merge.hpp), so that one import's
+// unchanged copy never undoes the other's writes.  Every way a release goes
+// is covered: the fast path (idle queue), the queued path (a wait list), a
+// buffer past the fast path's 1 MiB (staging where CLDMABUF_STAGING asks
+// for it: meson's e2e-sim-copy, -copy-pinned and -copy-register run this
+// file), and an image with a padded row pitch.  Checked by content (the
+// test's own mapping of the dma-buf) and by the layer's counter of merges
+// (CL_STATS_ALIAS_MERGES_CLDMABUF).  Skipped where imports take the
+// zero-copy route (there both imports are the one dma-buf's pages).  Tagged
+// [kernel]: the checks need the ICD's transfers executed (not on NEO in AUB
+// mode, where image imports take the copy route but nothing runs).
+#include <catch2/catch_test_macros.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "cl_fixture.hpp"
+#include "image_import.hpp"
+#include "layer_probe.hpp"
+#include "test_dmabufs.hpp"
+
+using namespace e2e;
+
+namespace {
+
+// One dma-buf, the test's CPU view of it, and `n` imports of it (each from
+// its own dup of the fd, which the import owns).
+struct AliasedImports {
+    Dmabuf buf;
+    size_t size;
+    uint8_t *view = nullptr;
+    std::vector<cl_mem> mems;
+
+    AliasedImports(const ClEnv &env, size_t sz, int n) : buf(make_dmabuf(sz)), size(sz) {
+        void *v = mmap(nullptr, sz, PROT_READ | PROT_WRITE, MAP_SHARED, buf.fd, 0);
+        REQUIRE(v != MAP_FAILED);
+        view = static_cast<uint8_t *>(v);
+        for (int i = 0; i < n; ++i) {
+            const int fd = dup(buf.fd);
+            REQUIRE(fd >= 0);
+            const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                               static_cast<cl_mem_properties>(fd), 0};
+            cl_int err = CL_SUCCESS;
+            cl_mem m = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, sz, nullptr, &err);
+            if (err != CL_SUCCESS) close(fd);
+            REQUIRE(err == CL_SUCCESS);
+            mems.push_back(m);
+        }
+    }
+    ~AliasedImports() {
+        for (cl_mem m : mems) clReleaseMemObject(m);
+        munmap(view, size);
+    }
+    bool copy_route() const {
+        cl_uint route = 99;
+        clGetMemObjectInfo(mems[0], CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr);
+        return route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF;
+    }
+    cl_uint count() const { return static_cast<cl_uint>(mems.size()); }
+};
+
+#define REQUIRE_COPY_ROUTE(imp)                                                 \
+    do {                                                                        \
+        if (!(imp).copy_route()) SKIP("imports take the zero-copy route here"); \
+    } while (0)
+
+void write_range(const ClEnv &env, cl_mem mem, size_t offset, size_t len, uint8_t value) {
+    std::vector<uint8_t> bytes(len, value);
+    REQUIRE(clEnqueueWriteBuffer(env.queue, mem, CL_TRUE, offset, len, bytes.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+}
+
+bool range_is(const uint8_t *p, size_t offset, size_t len, uint8_t value) {
+    for (size_t i = offset; i < offset + len; ++i)
+        if (p[i] != value) return false;
+    return true;
+}
+
+cl_ulong merges(const ClEnv &env) { return layer_stats(env.platform)[CL_STATS_ALIAS_MERGES_CLDMABUF]; }
+
+// Acquire all, `writes` through some, release all (with `wait` as the
+// release's wait list when given: the queued path), then check the dma-buf.
+struct Write {
+    int import;
+    size_t offset, len;
+    uint8_t value;
+};
+void cycle(const ClEnv &env, AliasedImports &imp, const std::vector<Write> &writes, cl_event wait = nullptr) {
+    REQUIRE(env.acquire(env.queue, imp.count(), imp.mems.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    for (const Write &w : writes) write_range(env, imp.mems[w.import], w.offset, w.len, w.value);
+    REQUIRE(env.release(env.queue, imp.count(), imp.mems.data(), wait ? 1 : 0, wait ? &wait : nullptr, nullptr) ==
+            CL_SUCCESS);
+    if (wait) REQUIRE(clSetUserEventStatus(wait, CL_COMPLETE) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+}
+
+}  // namespace
+
+// cl_khr_external_memory, clEnqueueReleaseExternalMemObjectsKHR: after it
+// "the state of memory objects is up-to-date ... outside of OpenCL".  Two
+// imports of one dma-buf are one memory outside OpenCL.
+TEST_CASE("[copy-route] two imports of one dma-buf: the write through the first survives the second's release",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 8192;
+    AliasedImports imp(env, N, 2);
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, 0x11, N);
+    const cl_ulong m0 = merges(env);
+    SECTION("released in import order") { cycle(env, imp, {{0, 0, N, 0x22}}); }
+    SECTION("released in the other order") {
+        std::swap(imp.mems[0], imp.mems[1]);
+        cycle(env, imp, {{1, 0, N, 0x22}});
+    }
+    CHECK(range_is(imp.view, 0, N, 0x22));
+    CHECK(merges(env) - m0 == 2);  // both releases merged
+    // And the second import sees it on its next acquire.
+    REQUIRE(env.acquire(env.queue, imp.count(), imp.mems.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    std::vector<uint8_t> seen(N);
+    REQUIRE(clEnqueueReadBuffer(env.queue, imp.mems[1], CL_TRUE, 0, N, seen.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    REQUIRE(env.release(env.queue, imp.count(), imp.mems.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(range_is(seen.data(), 0, N, 0x22));
+}
+
+TEST_CASE("[copy-route] two imports of one dma-buf writing different bytes: both writes and the untouched bytes stay",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 64 << 10;
+    AliasedImports imp(env, N, 3);
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, 0x5a, N);
+    // Byte-exact: the writes meet at odd offsets inside one 64-byte block.
+    const std::vector<Write> writes = {{0, 0, 1001, 0x01}, {1, 1001, 3, 0x02}, {2, 1004, 5000, 0x03}};
+    SECTION("fast path (idle queue)") { cycle(env, imp, writes); }
+    SECTION("queued path (a wait list)") {
+        cl_int err = CL_SUCCESS;
+        cl_event gate = clCreateUserEvent(env.context, &err);
+        REQUIRE(err == CL_SUCCESS);
+        cycle(env, imp, writes, gate);
+        clReleaseEvent(gate);
+    }
+    CHECK(range_is(imp.view, 0, 1001, 0x01));
+    CHECK(range_is(imp.view, 1001, 3, 0x02));
+    CHECK(range_is(imp.view, 1004, 5000, 0x03));
+    CHECK(range_is(imp.view, 6004, N - 6004, 0x5a));
+}
+
+TEST_CASE("[copy-route] two imports of one dma-buf past the fast path's 1 MiB: the write survives",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 3 << 20;
+    AliasedImports imp(env, N, 2);
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, 0x10, N);
+    const cl_ulong m0 = merges(env);
+    cycle(env, imp, {{0, N / 2, N / 4, 0x44}, {1, 0, 4096, 0x55}});
+    CHECK(range_is(imp.view, 0, 4096, 0x55));
+    CHECK(range_is(imp.view, 4096, N / 2 - 4096, 0x10));
+    CHECK(range_is(imp.view, N / 2, N / 4, 0x44));
+    CHECK(range_is(imp.view, N / 2 + N / 4, N / 4, 0x10));
+    CHECK(merges(env) - m0 == 2);
+}
+
+// A CPU write between two cycles (the producer's, outside OpenCL) is what the
+// next acquire uploads; a release that changed nothing writes nothing back.
+TEST_CASE("[copy-route] two imports of one dma-buf, a release that changed nothing leaves the producer's bytes",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 16384;
+    AliasedImports imp(env, N, 2);
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, 0x01, N);
+    cycle(env, imp, {});
+    CHECK(range_is(imp.view, 0, N, 0x01));
+    std::memset(imp.view, 0x02, N);  // the producer, between the cycles
+    cycle(env, imp, {{1, 0, 100, 0x03}});
+    CHECK(range_is(imp.view, 0, 100, 0x03));
+    CHECK(range_is(imp.view, 100, N - 100, 0x02));
+}
+
+// One import alone on its dma-buf is written back whole, as before: no merge.
+TEST_CASE("[copy-route] an import alone on its dma-buf is written back whole", "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 8192;
+    AliasedImports imp(env, N, 1);
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, 0x07, N);
+    const cl_ulong m0 = merges(env);
+    cycle(env, imp, {{0, 0, N, 0x08}});
+    CHECK(range_is(imp.view, 0, N, 0x08));
+    CHECK(merges(env) == m0);
+}
+
+TEST_CASE("[copy-route] two image imports of one dma-buf: a region written through one, padding and the rest kept",
+          "[copy-route][alias][image][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    if (!device_has_images(env)) SKIP("the device has no image support");
+    constexpr size_t W = 64, H = 32, elem = 4, pitch = 512;  // 256 bytes of pixels, 256 of padding per row
+    constexpr size_t N = pitch * H;
+    Dmabuf buf = make_dmabuf(N);
+    void *v = mmap(nullptr, N, PROT_READ | PROT_WRITE, MAP_SHARED, buf.fd, 0);
+    REQUIRE(v != MAP_FAILED);
+    auto *view = static_cast<uint8_t *>(v);
+    std::memset(view, 0x66, N);
+    const cl_image_format format{CL_RGBA, CL_UNSIGNED_INT8};
+    cl_mem images[2] = {};
+    for (cl_mem &im : images) {
+        const int fd = dup(buf.fd);
+        REQUIRE(fd >= 0);
+        cl_int err = CL_SUCCESS;
+        im = import_image2d(env, {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd)},
+                            {W, H, pitch, 0}, {}, format, CL_MEM_READ_WRITE, &err);
+        if (err != CL_SUCCESS) close(fd);
+        REQUIRE(err == CL_SUCCESS);
+    }
+    cl_uint route = 99;
+    clGetMemObjectInfo(images[0], CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr);
+    if (route != CL_DMA_BUF_ROUTE_COPY_CLDMABUF) {
+        for (cl_mem im : images) clReleaseMemObject(im);
+        munmap(view, N);
+        SKIP("image imports take the zero-copy route here");
+    }
+    const cl_ulong m0 = merges(env);
+    REQUIRE(env.acquire(env.queue, 2, images, 0, nullptr, nullptr) == CL_SUCCESS);
+    const size_t origin[3] = {8, 4, 0}, region[3] = {16, 8, 1};
+    std::vector<uint8_t> px(region[0] * region[1] * elem, 0x77);
+    REQUIRE(clEnqueueWriteImage(env.queue, images[0], CL_TRUE, origin, region, 0, 0, px.data(), 0, nullptr,
+                                nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(env.queue, 2, images, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    size_t wrong = 0;
+    for (size_t y = 0; y < H; ++y)
+        for (size_t x = 0; x < pitch; ++x) {
+            const bool in = y >= 4 && y < 12 && x >= 8 * elem && x < 24 * elem;
+            wrong += view[y * pitch + x] != (in ? 0x77 : 0x66);
+        }
+    CHECK(wrong == 0);
+    CHECK(merges(env) - m0 == 2);
+    for (cl_mem im : images) clReleaseMemObject(im);
+    munmap(view, N);
+}
+
+// The alias ends with the other import's teardown: the import left alone on
+// its dma-buf is written back whole again (its count went down).
+TEST_CASE("[copy-route] once the second import is released, the first is written back whole again",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 8192;
+    AliasedImports imp(env, N, 2);
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, 0x31, N);
+    cycle(env, imp, {{0, 0, N, 0x32}});
+    REQUIRE(clReleaseMemObject(imp.mems[1]) == CL_SUCCESS);
+    imp.mems.pop_back();
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    const cl_ulong m0 = merges(env);
+    cycle(env, imp, {{0, 0, N, 0x33}});
+    CHECK(range_is(imp.view, 0, N, 0x33));
+    CHECK(merges(env) == m0);
+}
