@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
+#include <linux/udmabuf.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,8 +40,29 @@ namespace {
 
 std::string exporter;
 
+// A dma-buf made of a sealed memfd's pages by /dev/udmabuf: the exporter
+// of a kernel without a system heap (Debian's arm64 kernel, the arm64 VM).
+int make_udmabuf(size_t size) {
+    int dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+    if (dev < 0) return -1;
+    int mem = memfd_create("cldmabuf-demo", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+    int fd = -1;
+    if (mem >= 0 && ftruncate(mem, static_cast<off_t>(size)) == 0 &&
+        fcntl(mem, F_ADD_SEALS, F_SEAL_SHRINK) == 0) {
+        udmabuf_create create{};
+        create.memfd = static_cast<__u32>(mem);
+        create.flags = UDMABUF_FLAGS_CLOEXEC;
+        create.size = size;
+        fd = ioctl(dev, UDMABUF_CREATE, &create);
+        if (fd >= 0) exporter = "udmabuf (a sealed memfd's pages)";
+    }
+    if (mem >= 0) close(mem);
+    close(dev);
+    return fd;
+}
+
 // A dma-buf from the system heap when the kernel has one, else from the
-// (virtual) i915 render node through PRIME.
+// (virtual) i915 render node through PRIME, else from udmabuf.
 int make_dmabuf(size_t size) {
     int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
     if (heap >= 0) {
@@ -55,7 +77,7 @@ int make_dmabuf(size_t size) {
         }
     }
     int node = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
-    if (node < 0) return -1;
+    if (node < 0) return make_udmabuf(size);
     drm_i915_gem_create create{};
     create.size = size;
     drm_prime_handle prime{};
@@ -71,7 +93,7 @@ int make_dmabuf(size_t size) {
         prime.fd = -1;
     }
     close(node);
-    return prime.fd;
+    return prime.fd >= 0 ? prime.fd : make_udmabuf(size);  // a render node, not i915's (vgem)
 }
 
 void cpu_sync(int fd, uint64_t flags) {
@@ -118,7 +140,7 @@ int main() {
     // 1. A producer's dma-buf, filled by the CPU through its own mapping.
     int fd_a = make_dmabuf(bytes), fd_b = make_dmabuf(bytes);
     if (fd_a < 0 || fd_b < 0) {
-        std::printf("no dma-buf exporter here (no dma-heap, no render node)\n");
+        std::printf("no dma-buf exporter here (no dma-heap, no i915 render node, no udmabuf)\n");
         return 1;
     }
     std::printf("dma-bufs: 2 x %zu KiB from %s\n", bytes / 1024, exporter.c_str());
