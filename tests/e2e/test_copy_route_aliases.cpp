@@ -71,6 +71,13 @@ struct AliasedImports {
         if (!(imp).copy_route()) SKIP("imports take the zero-copy route here"); \
     } while (0)
 
+// Skips where the imports take the zero-copy route, else fills the dma-buf
+// with `value` through the test's own mapping (the producer's bytes).
+void on_copy_route_filled(AliasedImports &imp, uint8_t value) {
+    REQUIRE_COPY_ROUTE(imp);
+    std::memset(imp.view, value, imp.size);
+}
+
 void write_range(const ClEnv &env, cl_mem mem, size_t offset, size_t len, uint8_t value) {
     std::vector<uint8_t> bytes(len, value);
     REQUIRE(clEnqueueWriteBuffer(env.queue, mem, CL_TRUE, offset, len, bytes.data(), 0, nullptr, nullptr) ==
@@ -112,8 +119,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf: the write through the first 
     ClEnv env;
     constexpr size_t N = 8192;
     AliasedImports imp(env, N, 2);
-    REQUIRE_COPY_ROUTE(imp);
-    std::memset(imp.view, 0x11, N);
+    on_copy_route_filled(imp, 0x11);
     const cl_ulong m0 = merges(env);
     SECTION("released in import order") { cycle(env, imp, {{0, 0, N, 0x22}}); }
     SECTION("released in the other order") {
@@ -138,8 +144,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf writing different bytes: both
     ClEnv env;
     constexpr size_t N = 64 << 10;
     AliasedImports imp(env, N, 3);
-    REQUIRE_COPY_ROUTE(imp);
-    std::memset(imp.view, 0x5a, N);
+    on_copy_route_filled(imp, 0x5a);
     // Byte-exact: the writes meet at odd offsets inside one 64-byte block.
     const std::vector<Write> writes = {{0, 0, 1001, 0x01}, {1, 1001, 3, 0x02}, {2, 1004, 5000, 0x03}};
     SECTION("fast path (idle queue)") { cycle(env, imp, writes); }
@@ -162,8 +167,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf past the fast path's 1 MiB: t
     ClEnv env;
     constexpr size_t N = 3 << 20;
     AliasedImports imp(env, N, 2);
-    REQUIRE_COPY_ROUTE(imp);
-    std::memset(imp.view, 0x10, N);
+    on_copy_route_filled(imp, 0x10);
     const cl_ulong m0 = merges(env);
     cycle(env, imp, {{0, N / 2, N / 4, 0x44}, {1, 0, 4096, 0x55}});
     CHECK(range_is(imp.view, 0, 4096, 0x55));
@@ -181,8 +185,7 @@ TEST_CASE("[copy-route] two imports of one dma-buf, a release that changed nothi
     ClEnv env;
     constexpr size_t N = 16384;
     AliasedImports imp(env, N, 2);
-    REQUIRE_COPY_ROUTE(imp);
-    std::memset(imp.view, 0x01, N);
+    on_copy_route_filled(imp, 0x01);
     cycle(env, imp, {});
     CHECK(range_is(imp.view, 0, N, 0x01));
     std::memset(imp.view, 0x02, N);  // the producer, between the cycles
@@ -197,8 +200,7 @@ TEST_CASE("[copy-route] an import alone on its dma-buf is written back whole", "
     ClEnv env;
     constexpr size_t N = 8192;
     AliasedImports imp(env, N, 1);
-    REQUIRE_COPY_ROUTE(imp);
-    std::memset(imp.view, 0x07, N);
+    on_copy_route_filled(imp, 0x07);
     const cl_ulong m0 = merges(env);
     cycle(env, imp, {{0, 0, N, 0x08}});
     CHECK(range_is(imp.view, 0, N, 0x08));
@@ -263,8 +265,7 @@ TEST_CASE("[copy-route] once the second import is released, the first is written
     ClEnv env;
     constexpr size_t N = 8192;
     AliasedImports imp(env, N, 2);
-    REQUIRE_COPY_ROUTE(imp);
-    std::memset(imp.view, 0x31, N);
+    on_copy_route_filled(imp, 0x31);
     cycle(env, imp, {{0, 0, N, 0x32}});
     REQUIRE(clReleaseMemObject(imp.mems[1]) == CL_SUCCESS);
     imp.mems.pop_back();

@@ -64,6 +64,29 @@ bool image_support(cl_device_id device)
         return TEST_SKIPPED_ITSELF;                                            \
     }
 
+// The case's image over a fresh dma-buf, and the CPU's view of its bytes
+// through `keep` (a dup of the fd, which outlives the import), filled with
+// `value` before the import; the test is skipped where RGBA/UNSIGNED_INT8
+// images are not supported.  Declares fd, keep, view, err and image.
+#define IMPORT_IMAGE_WITH_VIEW(image, keep, view, value)                       \
+    ALLOCATE_DMA_BUF(fd, dmabuf_size);                                         \
+    const int keep = dup(fd);                                                  \
+    test_assert_error(keep >= 0, "dup");                                       \
+    CpuView view(keep, dmabuf_size);                                           \
+    test_assert_error(view.ok(), "mmap of the dma-buf failed");                \
+    view.fill(value);                                                          \
+    cl_int err = CL_SUCCESS;                                                   \
+    bool skip = false;                                                         \
+    clMemWrapper image = import_image(context, fd, &err, &skip);               \
+    if (err != CL_SUCCESS) close(fd);                                          \
+    if (skip)                                                                  \
+    {                                                                          \
+        close(keep);                                                           \
+        log_info("RGBA/UNSIGNED_INT8 images are not supported here\n");        \
+        return TEST_SKIPPED_ITSELF;                                            \
+    }                                                                          \
+    test_error(err, "clCreateImageWithProperties")
+
 } // namespace
 
 // event_wait_list: "the list of events that need to complete before
@@ -75,23 +98,7 @@ REGISTER_TEST(external_memory_dma_buf_image_acquire_waits_for_wait_list)
 {
     REQUIRE_DMA_BUF_IMPORT(fns);
     REQUIRE_LINEAR_IMAGES();
-    ALLOCATE_DMA_BUF(fd, dmabuf_size);
-    const int keep = dup(fd);
-    test_assert_error(keep >= 0, "dup");
-    CpuView view(keep, dmabuf_size);
-    test_assert_error(view.ok(), "mmap of the dma-buf failed");
-    view.fill(21);
-    cl_int err = CL_SUCCESS;
-    bool skip = false;
-    clMemWrapper image = import_image(context, fd, &err, &skip);
-    if (err != CL_SUCCESS) close(fd);
-    if (skip)
-    {
-        close(keep);
-        log_info("RGBA/UNSIGNED_INT8 images are not supported here\n");
-        return TEST_SKIPPED_ITSELF;
-    }
-    test_error(err, "clCreateImageWithProperties");
+    IMPORT_IMAGE_WITH_VIEW(image, keep, view, 21);
     clEventWrapper gate = clCreateUserEvent(context, &err);
     test_error(err, "clCreateUserEvent");
     cl_mem m = image;
@@ -128,23 +135,7 @@ REGISTER_TEST(external_memory_dma_buf_image_release_after_writes)
 {
     REQUIRE_DMA_BUF_IMPORT(fns);
     REQUIRE_LINEAR_IMAGES();
-    ALLOCATE_DMA_BUF(fd, dmabuf_size);
-    const int keep = dup(fd);
-    test_assert_error(keep >= 0, "dup");
-    CpuView view(keep, dmabuf_size);
-    test_assert_error(view.ok(), "mmap of the dma-buf failed");
-    view.fill(23);
-    cl_int err = CL_SUCCESS;
-    bool skip = false;
-    clMemWrapper image = import_image(context, fd, &err, &skip);
-    if (err != CL_SUCCESS) close(fd);
-    if (skip)
-    {
-        close(keep);
-        log_info("RGBA/UNSIGNED_INT8 images are not supported here\n");
-        return TEST_SKIPPED_ITSELF;
-    }
-    test_error(err, "clCreateImageWithProperties");
+    IMPORT_IMAGE_WITH_VIEW(image, keep, view, 23);
     cl_mem m = image;
     test_error(fns.acquire(queue, 1, &m, 0, nullptr, nullptr), "acquire");
     const size_t origin[3] = { 0, 0, 0 }, region[3] = { width, height, 1 };
