@@ -88,6 +88,25 @@ inline ExternalMemoryFunctions external_memory_functions(cl_device_id device)
     if (fd == TEST_SKIPPED_ITSELF) return TEST_SKIPPED_ITSELF;                 \
     test_assert_error(fd >= 0, "allocate_dma_buf failed")
 
+// A linear 2D image of `format` over the dma-buf `fd` at row pitch `pitch`
+// (the import owns the fd on success).
+inline cl_mem import_image_2d(cl_context context, int fd,
+                              const cl_image_format &format, size_t width,
+                              size_t height, size_t pitch, cl_int *err)
+{
+    const cl_mem_properties props[] = {
+        CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+        static_cast<cl_mem_properties>(fd), 0
+    };
+    cl_image_desc desc = {};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = width;
+    desc.image_height = height;
+    desc.image_row_pitch = pitch;
+    return clCreateImageWithProperties(context, props, CL_MEM_READ_WRITE,
+                                       &format, &desc, nullptr, err);
+}
+
 inline cl_mem import_buffer(cl_context context, int fd, size_t size,
                             cl_int *err,
                             cl_mem_flags flags = CL_MEM_READ_WRITE)

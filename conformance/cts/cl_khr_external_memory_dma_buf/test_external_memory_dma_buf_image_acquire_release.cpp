@@ -19,15 +19,7 @@ const size_t dmabuf_size = pitch * height;
 // device cannot check this layout or format.
 cl_mem import_image(cl_context context, int fd, cl_int *err, bool *skip)
 {
-    const cl_mem_properties props[] = { CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                        static_cast<cl_mem_properties>(fd), 0 };
-    cl_image_desc desc = {};
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = width;
-    desc.image_height = height;
-    desc.image_row_pitch = pitch;
-    cl_mem m = clCreateImageWithProperties(context, props, CL_MEM_READ_WRITE,
-                                           &rgba8, &desc, nullptr, err);
+    cl_mem m = import_image_2d(context, fd, rgba8, width, height, pitch, err);
     *skip = *err == CL_IMAGE_FORMAT_NOT_SUPPORTED;
     return m;
 }

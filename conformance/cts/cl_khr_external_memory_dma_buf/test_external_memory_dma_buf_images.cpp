@@ -33,16 +33,9 @@ REGISTER_TEST(external_memory_dma_buf_image_linear_2d_pitch)
     CpuView view(keep, size);
     test_assert_error(view.ok(), "mmap of the dma-buf failed");
     view.fill(11);
-    const cl_mem_properties props[] = { CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                        static_cast<cl_mem_properties>(fd), 0 };
-    cl_image_desc desc = {};
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = width;
-    desc.image_height = height;
-    desc.image_row_pitch = pitch;
     cl_int err = CL_SUCCESS;
-    clMemWrapper image = clCreateImageWithProperties(
-        context, props, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+    clMemWrapper image =
+        import_image_2d(context, fd, format, width, height, pitch, &err);
     if (err != CL_SUCCESS) close(fd);
     if (err == CL_IMAGE_FORMAT_NOT_SUPPORTED)
     {
