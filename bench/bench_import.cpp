@@ -249,9 +249,22 @@ int main(int argc, char **argv) {
                     "copy/imp", "copy_GB/s", "memcpy_us", "memcpy/imp");
         std::vector<double> imp(std::size(sizes)), cpy(std::size(sizes)), flo(std::size(sizes));
         std::vector<char> floor_dst(sizes[std::size(sizes) - 1], 1);  // resident destination
+        // The sizes the source could make: udmabuf caps a buffer at
+        // udmabuf.size_limit_mb (64 MiB by default), so on Debian's arm64
+        // kernel (no dma-heap) the largest is left out, said, and the
+        // ratios use the largest measured.
+        size_t measured = 0;
         for (size_t i = 0; i < std::size(sizes); ++i) {
             size_t s = sizes[i];
-            e2e::Dmabuf buf = e2e::make_dmabuf(s);
+            e2e::Dmabuf buf;
+            try {
+                buf = e2e::make_dmabuf(s);
+            } catch (const std::exception &e) {
+                std::printf("%-9s (the source cannot make one: %s; larger sizes left out)\n", size_name(s).c_str(),
+                            e.what());
+                break;
+            }
+            measured = i + 1;
             fill(buf);
             int ni = 0, nc = 0;
             imp[i] = measure([&] { return import_once(env, buf, s); }, 15, max_reps, budget_ms * 1000, &ni);
@@ -267,7 +280,7 @@ int main(int argc, char **argv) {
             FILE *f = std::fopen(data, "w");
             if (!f) throw std::runtime_error(std::string("cannot write ") + data);
             std::fprintf(f, "# %s: size_bytes import_us copy_route_us memcpy_floor_us\n", e2e::dmabuf_source().c_str());
-            for (size_t i = 0; i < std::size(sizes); ++i)
+            for (size_t i = 0; i < measured; ++i)
                 std::fprintf(f, "%zu %.2f %.2f %.2f\n", sizes[i], imp[i], cpy[i], flo[i]);
             std::fclose(f);
         }
@@ -283,9 +296,14 @@ int main(int argc, char **argv) {
             clReleaseMemObject(mem);
         }
 
-        const double r_scale = imp[5] / imp[0];
+        if (measured < 5) throw std::runtime_error("the source made no buffer of 64 MiB");
+        const size_t top = measured - 1;
+        const double r_scale = imp[top] / imp[0];
         const double r_copy = cpy[4] / imp[4];
-        std::printf("\nRATIO import_256MiB/import_4KiB = %.2f (target <= 2) %s\n", r_scale, verdict(r_scale <= 2));
+        std::string top_name = size_name(sizes[top]);
+        top_name.erase(std::remove(top_name.begin(), top_name.end(), ' '), top_name.end());  // "256MiB"
+        std::printf("\nRATIO import_%s/import_4KiB = %.2f (target <= 2) %s\n", top_name.c_str(), r_scale,
+                    verdict(r_scale <= 2));
         std::printf("RATIO copy_route/import at 64 MiB = %.1f (target >= 100) %s\n", r_copy, verdict(r_copy >= 100));
         std::printf("RATIO memcpy_floor/import at 64 MiB = %.1f (copy route without allocation/first-touch cost; "
                     "target >= 100) %s\n", flo[4] / imp[4], verdict(flo[4] / imp[4] >= 100));
