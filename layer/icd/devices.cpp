@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "layer/core/extension_list.hpp"
 #include "layer/core/context_devices.hpp"
@@ -18,33 +19,32 @@ cl_int context_devices(cl_context context, std::vector<cl_device_id> *out) {
     return next().clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, out->data(), nullptr);
 }
 
+namespace {
+
+// One handle-valued answer of the ICD's clGet*Info (`info`), nullptr when
+// the ICD does not answer (an invalid object).
+template <typename T, typename Object, typename Name>
+T handle_info(cl_int(CL_API_CALL *info)(Object, Name, size_t, void *, size_t *), Object object,
+              std::type_identity_t<Name> name) {
+    T value = nullptr;
+    return info(object, name, sizeof value, &value, nullptr) == CL_SUCCESS ? value : nullptr;
+}
+
+}  // namespace
+
 cl_platform_id device_platform(cl_device_id device) {
-    cl_platform_id platform = nullptr;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-        return nullptr;
-    return platform;
+    return handle_info<cl_platform_id>(next().clGetDeviceInfo, device, CL_DEVICE_PLATFORM);
 }
 
 cl_device_id queue_device(cl_command_queue queue) {
-    cl_device_id device = nullptr;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
-        return nullptr;
-    return device;
+    return handle_info<cl_device_id>(next().clGetCommandQueueInfo, queue, CL_QUEUE_DEVICE);
 }
 
 cl_context queue_context(cl_command_queue queue) {
-    cl_context context = nullptr;
-    if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
-        return nullptr;
-    return context;
+    return handle_info<cl_context>(next().clGetCommandQueueInfo, queue, CL_QUEUE_CONTEXT);
 }
 
-cl_context mem_context(cl_mem mem) {
-    cl_context context = nullptr;
-    if (next().clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
-        return nullptr;
-    return context;
-}
+cl_context mem_context(cl_mem mem) { return handle_info<cl_context>(next().clGetMemObjectInfo, mem, CL_MEM_CONTEXT); }
 
 cl_platform_id context_platform(cl_context context) {
     std::vector<cl_device_id> devices;
