@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -254,12 +255,83 @@ struct sw_sync_create_fence_data_abi
     _IOWR('W', 0, struct sw_sync_create_fence_data_abi)
 #define SW_SYNC_IOC_INC_ABI _IOW('W', 1, __u32)
 
-// A sw_sync timeline: fences that signal when the test says so.
+// The DRM ioctls a vgem producer fence needs (include/uapi/drm/drm.h,
+// drm_mode.h, vgem_drm.h): written from the kernel's ABI, because the C
+// library's kernel headers ship no drm/ on Debian and vgem_drm.h is in no
+// package; the numbers are checked below against the kernel's.
+struct drm_version_abi
+{
+    int version_major, version_minor, version_patchlevel;
+    size_t name_len;
+    char *name;
+    size_t date_len;
+    char *date;
+    size_t desc_len;
+    char *desc;
+};
+struct drm_mode_create_dumb_abi
+{
+    __u32 height, width, bpp, flags;
+    __u32 handle, pitch;
+    __u64 size;
+};
+struct drm_prime_handle_abi
+{
+    __u32 handle;
+    __u32 flags;
+    __s32 fd;
+};
+struct drm_gem_close_abi
+{
+    __u32 handle;
+    __u32 pad;
+};
+struct vgem_fence_attach_abi
+{
+    __u32 handle;
+    __u32 flags;
+    __u32 out_fence;
+    __u32 pad;
+};
+struct vgem_fence_signal_abi
+{
+    __u32 fence;
+    __u32 flags;
+};
+#define DRM_IOCTL_VERSION_ABI _IOWR('d', 0x00, struct drm_version_abi)
+#define DRM_IOCTL_GEM_CLOSE_ABI _IOW('d', 0x09, struct drm_gem_close_abi)
+#define DRM_IOCTL_PRIME_HANDLE_TO_FD_ABI                                       \
+    _IOWR('d', 0x2d, struct drm_prime_handle_abi)
+#define DRM_IOCTL_MODE_CREATE_DUMB_ABI                                         \
+    _IOWR('d', 0xB2, struct drm_mode_create_dumb_abi)
+#define VGEM_IOCTL_FENCE_ATTACH_ABI                                            \
+    _IOWR('d', 0x41, struct vgem_fence_attach_abi)
+#define VGEM_IOCTL_FENCE_SIGNAL_ABI _IOW('d', 0x42, struct vgem_fence_signal_abi)
+#define VGEM_FENCE_WRITE_ABI 0x1
+static_assert(DRM_IOCTL_GEM_CLOSE_ABI == 0x40086409UL, "DRM_IOCTL_GEM_CLOSE");
+static_assert(DRM_IOCTL_PRIME_HANDLE_TO_FD_ABI == 0xC00C642DUL,
+              "DRM_IOCTL_PRIME_HANDLE_TO_FD");
+static_assert(DRM_IOCTL_MODE_CREATE_DUMB_ABI == 0xC02064B2UL,
+              "DRM_IOCTL_MODE_CREATE_DUMB");
+static_assert(VGEM_IOCTL_FENCE_ATTACH_ABI == 0xC0106441UL,
+              "DRM_IOCTL_VGEM_FENCE_ATTACH");
+static_assert(VGEM_IOCTL_FENCE_SIGNAL_ABI == 0x40086442UL,
+              "DRM_IOCTL_VGEM_FENCE_SIGNAL");
+
+// A producer's timeline: sync_files that signal when the test says so.
+// sw_sync where the kernel has it (CONFIG_SW_SYNC, debugfs mounted), else
+// vgem (Debian's kernels build it, not sw_sync): each point is a fence
+// attached to a scratch vgem buffer and taken out as a sync_file with
+// DMA_BUF_IOCTL_EXPORT_SYNC_FILE (Linux 6.0), which is how a producer's
+// write looks to a consumer that syncs implicitly.  vgem signals a fence
+// left pending after ten seconds, and when its file closes.
 class Timeline {
 public:
     Timeline()
         : fd_(open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC))
-    {}
+    {
+        if (fd_ < 0) open_vgem();
+    }
     ~Timeline()
     {
         if (fd_ >= 0) close(fd_); // signals every point still pending
@@ -267,31 +339,115 @@ public:
     Timeline(const Timeline &) = delete;
     Timeline &operator=(const Timeline &) = delete;
     bool ok() const { return fd_ >= 0; }
+    const char *source() const { return vgem_ ? "vgem" : "sw_sync"; }
     // A sync_file that signals at point `value`, or -1.
     int fence(unsigned value)
     {
+        if (vgem_) return vgem_fence(value);
         sw_sync_create_fence_data_abi d = {};
         d.value = value;
         std::strncpy(d.name, "cts-producer", sizeof(d.name) - 1);
         return ioctl(fd_, SW_SYNC_IOC_CREATE_FENCE_ABI, &d) == 0 ? d.fence
                                                                  : -1;
     }
+    // Moves the timeline on; every point at or below it signals.
     bool advance(unsigned by = 1)
     {
-        __u32 n = by;
-        return ioctl(fd_, SW_SYNC_IOC_INC_ABI, &n) == 0;
+        if (!vgem_)
+        {
+            __u32 n = by;
+            return ioctl(fd_, SW_SYNC_IOC_INC_ABI, &n) == 0;
+        }
+        now_ += by;
+        bool ok = true;
+        for (auto p = pending_.begin(); p != pending_.end();)
+        {
+            if (p->value > now_)
+            {
+                ++p;
+                continue;
+            }
+            vgem_fence_signal_abi s = {};
+            s.fence = p->fence;
+            ok = ioctl(fd_, VGEM_IOCTL_FENCE_SIGNAL_ABI, &s) == 0 && ok;
+            p = pending_.erase(p);
+        }
+        return ok;
     }
 
 private:
+    struct Point
+    {
+        unsigned value;
+        __u32 fence;
+    };
+
+    // vgem's primary node (dumb buffers are refused on render nodes).
+    void open_vgem()
+    {
+        for (int minor = 0; minor < 16 && fd_ < 0; ++minor)
+        {
+            const std::string path = "/dev/dri/card" + std::to_string(minor);
+            const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+            if (fd < 0) continue;
+            char name[8] = {};
+            drm_version_abi v = {};
+            v.name = name;
+            v.name_len = sizeof(name) - 1;
+            if (ioctl(fd, DRM_IOCTL_VERSION_ABI, &v) == 0 && v.name_len == 4
+                && std::memcmp(name, "vgem", 4) == 0)
+            {
+                fd_ = fd;
+                vgem_ = true;
+            }
+            else
+                close(fd);
+        }
+    }
+
+    int vgem_fence(unsigned value)
+    {
+        drm_mode_create_dumb_abi dumb = {};
+        dumb.width = 1024, dumb.height = 1, dumb.bpp = 32; // one page
+        if (ioctl(fd_, DRM_IOCTL_MODE_CREATE_DUMB_ABI, &dumb) != 0) return -1;
+        vgem_fence_attach_abi attach = {};
+        attach.handle = dumb.handle;
+        attach.flags = VGEM_FENCE_WRITE_ABI;
+        drm_prime_handle_abi prime = {};
+        prime.handle = dumb.handle;
+        prime.flags = O_CLOEXEC | O_RDWR;
+        int sync_file = -1;
+        if (ioctl(fd_, VGEM_IOCTL_FENCE_ATTACH_ABI, &attach) == 0)
+        {
+            pending_.push_back({ value, attach.out_fence });
+            if (ioctl(fd_, DRM_IOCTL_PRIME_HANDLE_TO_FD_ABI, &prime) == 0)
+            {
+                dma_buf_export_sync_file e = {};
+                e.flags = DMA_BUF_SYNC_WRITE; // every fence: the writer's too
+                if (ioctl(prime.fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e) == 0)
+                    sync_file = e.fd;
+                close(prime.fd);
+            }
+        }
+        // The sync_file holds the fence; the buffer was only the way to it.
+        drm_gem_close_abi gem_close = {};
+        gem_close.handle = dumb.handle;
+        ioctl(fd_, DRM_IOCTL_GEM_CLOSE_ABI, &gem_close);
+        return sync_file;
+    }
+
     int fd_;
+    bool vgem_ = false;
+    unsigned now_ = 0;
+    std::vector<Point> pending_;
 };
 
-#define REQUIRE_SW_SYNC(timeline)                                              \
+#define REQUIRE_PRODUCER_FENCES(timeline)                                      \
     dma_buf_test::Timeline timeline;                                           \
     if (!timeline.ok())                                                        \
     {                                                                          \
-        log_info("no sw_sync here (CONFIG_SW_SYNC and debugfs at "             \
-                 "/sys/kernel/debug): skipped\n");                             \
+        log_info("no producer fences here: neither sw_sync (CONFIG_SW_SYNC, "  \
+                 "debugfs at /sys/kernel/debug) nor vgem: skipped\n");         \
         return TEST_SKIPPED_ITSELF;                                            \
     }
 

@@ -1,10 +1,11 @@
 //
 // cl_khr_external_memory_dma_buf with the kernel's implicit synchronisation:
 // the fences a dma-buf carries (its reservation object), seen from OpenCL's
-// acquire and release.  The producer's fence is a sw_sync point put into the
+// acquire and release.  The producer's fence (a sw_sync point, or a vgem
+// fence where the kernel has no sw_sync) is put into the
 // dma-buf with DMA_BUF_IOCTL_IMPORT_SYNC_FILE; the consumer's view is a
 // sync_file taken with DMA_BUF_IOCTL_EXPORT_SYNC_FILE (Linux 6.0), as in
-// IGT's dmabuf_sync_file.  Needs sw_sync (CONFIG_SW_SYNC, debugfs mounted)
+// IGT's dmabuf_sync_file.  Needs sw_sync (CONFIG_SW_SYNC, debugfs mounted) or vgem
 // and the two ioctls; each test skips, saying which, where one is missing.
 //
 #include "external_memory_dma_buf_common.h"
@@ -33,7 +34,7 @@ int writers_of(int dmabuf)
 REGISTER_TEST(external_memory_dma_buf_acquire_waits_for_producer_fence)
 {
     REQUIRE_DMA_BUF_IMPORT(fns);
-    REQUIRE_SW_SYNC(timeline);
+    REQUIRE_PRODUCER_FENCES(timeline);
     const size_t size = 8192;
     ALLOCATE_DMA_BUF(fd, size);
     const int keep = dup(fd);
@@ -42,7 +43,7 @@ REGISTER_TEST(external_memory_dma_buf_acquire_waits_for_producer_fence)
     test_assert_error(view.ok(), "mmap of the dma-buf failed");
     view.fill(1);
     const int producer = timeline.fence(1);
-    test_assert_error(producer >= 0, "SW_SYNC_IOC_CREATE_FENCE");
+    test_assert_error(producer >= 0, "a producer fence");
     dma_buf_import_sync_file in = {};
     in.flags = DMA_BUF_SYNC_WRITE;
     in.fd = producer;
@@ -73,7 +74,7 @@ REGISTER_TEST(external_memory_dma_buf_acquire_waits_for_producer_fence)
     // without SYNC_START, which would wait for that fence), then signals.
     const std::vector<uint8_t> produced = expected_pattern(size, 2);
     view.raw_write(produced);
-    test_assert_error(timeline.advance(), "SW_SYNC_IOC_INC");
+    test_assert_error(timeline.advance(), "advancing the producer's timeline");
     test_error(fns.release(queue, 1, &m, 1, &read_done, &released), "release");
     test_error(clWaitForEvents(1, &released), "clWaitForEvents");
     close(keep);
