@@ -1,7 +1,7 @@
 #include "layer/core/dmabuf_aliases.hpp"
 
-#include <sys/types.h>
-
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -15,9 +15,10 @@ namespace {
 using Identity = std::pair<dev_t, ino_t>;
 
 std::mutex mutex;
-std::map<Identity, size_t> live;  // imports per dma-buf, only while > 0
+std::map<Identity, std::vector<const Import *>> live;  // imports per dma-buf, only while any
 // dma-bufs with two or more live imports: the hot check's one load.
 std::atomic<size_t> aliased_bufs{0};
+std::atomic<AliasListener> listener{nullptr};
 
 void forget(const Import &import);
 // The import's counted identity (the entry exists only once counted).
@@ -31,8 +32,10 @@ void forget(const Import &import) {
         std::lock_guard lock(mutex);
         auto it = live.find(key);
         if (it != live.end()) {
-            if (it->second == 2) aliased_bufs.fetch_sub(1, std::memory_order_relaxed);
-            if (--it->second == 0) live.erase(it);
+            auto &imports = it->second;
+            imports.erase(std::remove(imports.begin(), imports.end(), &import), imports.end());
+            if (imports.size() == 1) aliased_bufs.fetch_sub(1, std::memory_order_relaxed);
+            if (imports.empty()) live.erase(it);
         }
     }
     counted.forget(import);
@@ -40,14 +43,31 @@ void forget(const Import &import) {
 
 }  // namespace
 
+DmabufKey dmabuf_key(const Import &import) {
+    DmabufKey k;
+    if (import.app_fd_identity) {
+        k.dev = import.app_fd_dev;
+        k.ino = import.app_fd_ino;
+    } else {
+        k.alone = &import;
+    }
+    return k;
+}
+
 void note_dmabuf_import(const Import &import) {
     if (!import.app_fd_identity || counted.find(import)) return;
     const Identity key{import.app_fd_dev, import.app_fd_ino};
+    bool aliased = false;
+    counted.emplace(import, key);
     {
         std::lock_guard lock(mutex);
-        if (++live[key] == 2) aliased_bufs.fetch_add(1, std::memory_order_relaxed);
+        auto &imports = live[key];
+        imports.push_back(&import);
+        aliased = imports.size() >= 2;
+        if (imports.size() == 2) aliased_bufs.fetch_add(1, std::memory_order_relaxed);
     }
-    counted.emplace(import, key);
+    if (aliased)
+        if (AliasListener l = listener.load(std::memory_order_acquire)) l(import);
 }
 
 size_t dmabuf_import_count(const Import &import) {
@@ -55,12 +75,27 @@ size_t dmabuf_import_count(const Import &import) {
     if (!id) return 0;
     std::lock_guard lock(mutex);
     auto it = live.find(*id);
-    return it == live.end() ? 0 : it->second;
+    return it == live.end() ? 0 : it->second.size();
 }
 
 bool dmabuf_aliased(const Import &import) {
     if (aliased_bufs.load(std::memory_order_relaxed) == 0) return false;
     return dmabuf_import_count(import) > 1;
 }
+
+std::vector<cl_mem> dmabuf_alias_mems(const Import &import) {
+    std::vector<cl_mem> mems{import.mem};
+    if (aliased_bufs.load(std::memory_order_relaxed) == 0) return mems;
+    const Identity *id = counted.find(import);
+    if (!id) return mems;
+    std::lock_guard lock(mutex);
+    auto it = live.find(*id);
+    if (it == live.end()) return mems;
+    for (const Import *other : it->second)
+        if (other != &import) mems.push_back(other->mem);
+    return mems;
+}
+
+void set_alias_listener(AliasListener l) { listener.store(l, std::memory_order_release); }
 
 }  // namespace cldmabuf

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/dmabuf_aliases.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/plan.hpp"
@@ -15,6 +16,16 @@
 #include "layer/base/stats.hpp"
 
 namespace cldmabuf {
+
+// A release fence handed to the acquires ahead of its release that had not
+// opened: attached by the last of them to finish its opening (any fd of the
+// dma-buf: one reservation object), never if one of them failed or was
+// dropped (its release signals it all the same).  Under openings_mutex.
+struct HandOver {
+    std::shared_ptr<sync::DmabufSignal> fence;
+    size_t remaining = 0;  // openings still to finish
+    bool failed = false;
+};
 
 class AcquireOpening {
 public:
@@ -28,8 +39,7 @@ public:
     // step skips it; opening: the step is at it; done: the step finished it.
     enum class State { pending, opened_ahead, opening, done };
     State state = State::pending;  // under openings_mutex
-    uint64_t sequence = 0;         // enqueue order among the import's openings
-    std::vector<std::shared_ptr<sync::DmabufSignal>> handed;  // attached after the step's START
+    std::vector<std::shared_ptr<HandOver>> handed;  // finished with the step's START
     std::shared_ptr<Import> import_;
     std::vector<cl_event> waits_;  // the acquire's wait list, retained
     bool waits_complete() const {
@@ -46,15 +56,23 @@ public:
 
 namespace {
 
-// Every opening not yet destroyed, by import.  Leaked on purpose (steps may
-// still be destroyed by ICD threads at exit).
+// Every opening not yet destroyed, by dma-buf (every import of it: a release
+// fence in the dma-buf holds any of their SYNC STARTs).  Leaked on purpose
+// (steps may still be destroyed by ICD threads at exit).
 std::mutex openings_mutex;
 std::condition_variable *opening_ended = new std::condition_variable;  // a step finished its opening
-auto *openings = new std::unordered_multimap<const Import *, AcquireOpening *>;
-uint64_t next_sequence = 0;  // under openings_mutex
+auto *openings = new std::unordered_multimap<DmabufKey, AcquireOpening *, DmabufKeyHash>;
 
 bool unopened(const AcquireOpening &o) {
     return o.state == AcquireOpening::State::pending || o.state == AcquireOpening::State::opening;
+}
+
+// One opening of the hand-over finished (under openings_mutex): the fence to
+// attach now if it was the last and none failed, else null.
+std::shared_ptr<sync::DmabufSignal> finish_hand_over(HandOver &h, bool failed) {
+    h.failed = h.failed || failed;
+    if (--h.remaining != 0 || h.failed) return nullptr;
+    return h.fence;
 }
 
 }  // namespace
@@ -62,15 +80,17 @@ bool unopened(const AcquireOpening &o) {
 AcquireOpening::~AcquireOpening() {
     {
         std::lock_guard lock(openings_mutex);
-        auto range = openings->equal_range(import_.get());
+        auto range = openings->equal_range(dmabuf_key(*import_));
         for (auto it = range.first; it != range.second; ++it)
             if (it->second == this) {
                 openings->erase(it);
                 break;
             }
+        // A step dropped without running: the fences handed to it are never
+        // attached; their releases signal them, which retires them.
+        for (const auto &h : handed) finish_hand_over(*h, /*failed=*/true);
+        handed.clear();
     }
-    // A step dropped without running: the fences handed to it were never
-    // attached; their releases signal them, which retires them.
     for (cl_event e : waits_) next().clReleaseEvent(e);
 }
 
@@ -86,8 +106,7 @@ std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Impor
     for (cl_event e : waits) next().clRetainEvent(e);
     auto opening = std::make_shared<AcquireOpening>(import, std::move(waits));
     std::lock_guard lock(openings_mutex);
-    opening->sequence = next_sequence++;
-    openings->emplace(import.get(), opening.get());
+    openings->emplace(dmabuf_key(*import), opening.get());
     return opening;
 }
 
@@ -101,19 +120,22 @@ cl_int open_in_step(AcquireOpening &opening) {
         opening.state = AcquireOpening::State::opening;
     }
     const cl_int err = open_acquire(*opening.import_);
-    std::vector<std::shared_ptr<sync::DmabufSignal>> handed;
+    std::vector<std::shared_ptr<sync::DmabufSignal>> attach;
     {
         std::lock_guard lock(openings_mutex);
         opening.state = AcquireOpening::State::done;
-        handed.swap(opening.handed);
+        for (const auto &h : opening.handed)
+            if (auto fence = finish_hand_over(*h, err != CL_SUCCESS)) attach.push_back(std::move(fence));
+        opening.handed.clear();
     }
     opening_ended->notify_all();
-    if (err != CL_SUCCESS) return err;  // the releases signal theirs: nothing was attached
-    for (const auto &fence : handed)
+    // The last acquire ahead of each release to open attaches its fence; after a
+    // failed one the releases signal theirs: nothing was attached.
+    for (const auto &fence : attach)
         if (int failed = fence->attach(opening.import_->fd); failed < 0)
             LOG_DEBUG("acquire: the release fence handed over did not attach to dma-buf fd %d (%s); its "
                       "consumers see only the earlier fences", opening.import_->fd, std::strerror(-failed));
-    return CL_SUCCESS;
+    return err;
 }
 
 // How long a release waits for an acquire's step that is at its opening
@@ -125,13 +147,14 @@ constexpr auto running_step_wait = std::chrono::milliseconds(100);
 
 bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence) {
     const uint64_t access = import.sync_access_flags();
-    // Held across the START: it returns at once (nothing pending), and the
-    // step must not begin its own meanwhile.
+    // Held across the STARTs: they return at once (nothing pending), and the
+    // steps must not begin their own meanwhile.
     std::unique_lock lock(openings_mutex);
     const auto deadline = std::chrono::steady_clock::now() + running_step_wait;
     for (;;) {
+        // The acquires ahead: of any import of this dma-buf (its fences are one).
         std::vector<AcquireOpening *> ahead;
-        auto range = openings->equal_range(&import);
+        auto range = openings->equal_range(dmabuf_key(import));
         for (auto it = range.first; it != range.second; ++it)
             if (unopened(*it->second)) ahead.push_back(it->second);
         if (ahead.empty()) return true;
@@ -146,23 +169,33 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         if (f.step_running && !f.fence_pending_now &&
             opening_ended->wait_until(lock, deadline) != std::cv_status::timeout)
             continue;
-        AcquireOpening *newest = ahead.front();
-        for (AcquireOpening *o : ahead)
-            if (o->sequence > newest->sequence) newest = o;
         if (plan_acquire_ahead(f) == AcquireAhead::open_ahead) {
             stats().fence_waits++;
-            stats().syncs++;
-            if (int err = dmabuf_sync(import.fd, DMABUF_SYNC_START | access); err == 0) {
-                for (AcquireOpening *o : ahead) o->state = AcquireOpening::State::opened_ahead;
-                LOG_DEBUG("release: opened the pending acquire of dma-buf fd %d ahead (its wait list complete, no "
-                          "fence pending), so its fence goes in now", import.fd);
-                return true;
-            } else {
-                LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "
-                          "does it and attaches the release's fence", import.fd, std::strerror(-err));
+            // Each acquire's own START (its import's fd and direction): one
+            // that fails is left to its step, which then takes the fence.
+            std::vector<AcquireOpening *> left;
+            for (AcquireOpening *o : ahead) {
+                stats().syncs++;
+                const Import &own = *o->import_;
+                if (int err = dmabuf_sync(own.fd, DMABUF_SYNC_START | own.sync_access_flags()); err == 0) {
+                    o->state = AcquireOpening::State::opened_ahead;
+                } else {
+                    LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its "
+                              "step does it and attaches the release's fence", own.fd, std::strerror(-err));
+                    left.push_back(o);
+                }
             }
+            if (left.empty()) {
+                LOG_DEBUG("release: opened the %zu pending acquire(s) of dma-buf fd %d ahead (wait lists complete, "
+                          "no fence pending), so its fence goes in now", ahead.size(), import.fd);
+                return true;
+            }
+            ahead.swap(left);
         }
-        newest->handed.push_back(std::move(fence));
+        auto h = std::make_shared<HandOver>();
+        h->fence = std::move(fence);
+        h->remaining = ahead.size();
+        for (AcquireOpening *o : ahead) o->handed.push_back(h);
         return false;
     }
 }

@@ -8,13 +8,16 @@
 // unbounded (drivers/dma-buf/dma-buf.c, __dma_buf_begin_cpu_access); the
 // acquire's fence wait would wait for it too.  A release fence attached
 // while the acquire has not opened holds the acquire until the release ran,
-// which it cannot before the acquire: a cycle only the watchdog breaks.  So
-// a release whose import has an acquire ahead that has not opened either
-//   - opens it ahead, on the application's thread, then attaches now (the
+// which it cannot before the acquire: a cycle only the watchdog breaks.
+// "Ahead" is any acquire of the dma-buf, through any of its imports: two
+// imports of one dma-buf share its fences, so one import's release fence
+// holds the other's START just the same (layer/core/dmabuf_aliases.hpp).  So
+// a release whose dma-buf has acquires ahead that have not opened either
+//   - opens them ahead, on the application's thread, then attaches now (the
 //     pipelined fence at once: a compositor that takes the dma-buf right
 //     after the release waits for it), when that is safe; or
-//   - hands its fence to the newest such acquire, which attaches it right
-//     after its own SYNC START.
+//   - hands its fence to all of them: the last to finish its SYNC START
+//     attaches it (none does if one of them failed or was dropped).
 // Safe (layer/handoff/plan.hpp, plan_acquire_ahead) means: no step is at
 // its opening, the acquires' wait lists have completed, and no fence of the
 // dma-buf is pending.  Issue #20 opened ahead whenever no fence was pending; issue #28
@@ -25,9 +28,9 @@
 // moved before the producer's writes.
 //
 // The invariant (docs/layer-rules.md, "The queue protocol"): no fence of a
-// release is in a dma-buf before the acquire ahead of it has done its SYNC
-// START, and no SYNC START is done ahead for an acquire whose wait list has
-// not completed.  A consumer that looks at the dma-buf between a
+// release is in a dma-buf before every acquire of that dma-buf ahead of it
+// (through any import) has done its SYNC START, and no SYNC START is done
+// ahead for an acquire whose wait list has not completed.  A consumer that looks at the dma-buf between a
 // handed-over release's enqueue and its acquire's run sees it as the
 // external API still owns it — which it does.
 #pragma once
@@ -48,22 +51,22 @@ cl_int open_acquire(const Import &import);
 
 // A pending opening of `import` for an acquire step about to be enqueued
 // with that wait list (its events are retained while the opening lives),
-// findable by releases until it is destroyed (with the step's work, whether
-// it ran or was dropped).
+// findable by the releases of every import of its dma-buf until it is
+// destroyed (with the step's work, whether it ran or was dropped).
 std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import, cl_uint num_events,
                                                      const cl_event *wait_list);
 
 // The acquire step's part: open_acquire unless a release did it ahead,
-// then (when it succeeded) attach every release fence handed over.  A fence
-// that does not attach is logged at debug; its release behaves as one
-// without a fence.
+// then (when it succeeded) attach every release fence handed over for which
+// it was the last acquire ahead to open.  A fence that does not attach is
+// logged at debug; its release behaves as one without a fence.
 cl_int open_in_step(AcquireOpening &opening);
 
 // A release's part, on the application's thread, for `fence` (not attached
-// yet): every acquire of `import` that has not opened is opened ahead now
-// (then true: the caller attaches the fence now), or the fence goes to the
-// newest of them (false: that acquire attaches it).  True as well when no
-// such acquire is left.
+// yet): every acquire of `import`'s dma-buf (through any import) that has
+// not opened is opened ahead now (then true: the caller attaches the fence
+// now), or the fence goes to all of them (false: the last to open attaches
+// it).  True as well when no such acquire is left.
 bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence);
 
 }  // namespace cldmabuf

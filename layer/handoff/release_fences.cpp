@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "layer/core/dmabuf_aliases.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/plan.hpp"
@@ -24,12 +25,19 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
     const bool fences_on = explicit_fences_on() && sync::can_export_sync_fd();
     if (!fences_on) return fences;
     for (const auto &import : list) {
+        // The unfinished layer steps on the dma-buf, through any of its imports:
+        // its fences are one (layer/core/dmabuf_aliases.hpp).
+        UnfinishedSteps earlier;
+        for (cl_mem mem : dmabuf_alias_mems(*import)) {
+            const UnfinishedSteps on = host_steps_unfinished_on(mem);
+            earlier.dmabuf_fences += on.dmabuf_fences;
+            earlier.openable_acquires += on.openable_acquires;
+        }
         ReleaseFenceFacts f;
         f.fences_on = fences_on;
         f.read_only = import->flags & CL_MEM_READ_ONLY;
         f.tiled_shadow = import->over_tiled_shadow();
         f.refused_before = refused.find(*import) != nullptr;
-        const UnfinishedSteps earlier = host_steps_unfinished_on(import->mem);
         f.earlier_dmabuf_steps = earlier.dmabuf_fences > 0;
         f.earlier_acquires = earlier.openable_acquires > 0;
         const ReleaseFence plan = plan_release_fence(f);

@@ -12,12 +12,14 @@
 //     shadow's step; host_steps_unfinished_on counts them apart from
 //     acquires, and counts an earlier release with them although its
 //     SYNC END waits for nothing): the release's fence would hold it until
-//     the timeout;
-//   * (not attached now, but later) an import with a queued acquire that has
-//     not run its opening (the pipelined acquire + kernel + release): the
-//     fence is handed to that acquire, which attaches it right after its
-//     SYNC START (layer/handoff/acquire_opening.hpp).  SYNC START waits for
-//     every fence of the dma-buf, so a fence attached before would hold the
+//     the timeout.  Counted over every import of the dma-buf: its fences
+//     are one (layer/core/dmabuf_aliases.hpp);
+//   * (not attached now, but later) a dma-buf with a queued acquire, through
+//     any of its imports, that has not run its opening (the pipelined
+//     acquire + kernel + release): the fence is handed to those acquires,
+//     and the last to do its SYNC START attaches it
+//     (layer/handoff/acquire_opening.hpp).  SYNC START waits for every
+//     fence of the dma-buf, so a fence attached before would hold the
 //     acquire until the release ran: a cycle;
 //   * the fast path (the release is done at once);
 //   * CLDMABUF_EXPLICIT_FENCES=off, no fence source (sw_sync or vgem), or a

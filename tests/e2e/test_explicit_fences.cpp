@@ -749,3 +749,65 @@ TEST_CASE("explicit fences: a pipelined release behind an acquire that waits for
     CHECK(open_fds_toward(fds_before) == fds_before);
     close(watch);
 }
+
+// Two imports of one dma-buf (two fds of one memory, as a compositor and a
+// filter that each import a frame): the release fence's rules hold for the
+// dma-buf, not for one import.  Both acquired behind a user event and
+// released before it completes: no release fence may be in the dma-buf
+// before both acquires did their SYNC START, which waits for every fence of
+// the dma-buf (the second import's START would wait for the first one's
+// release fence, whose release waits for that START: a cycle that only the
+// fence timeout breaks, failing the acquire).  Once both ran, consumers wait
+// for the releases, and the releases keep both imports' writes.
+TEST_CASE("explicit fences: two imports of one dma-buf, both acquires held, both released: no acquire waits for "
+          "a release's fence",
+          "[explicit-fences][alias][kernel]") {
+    FencedImport fi;
+    auto &[env, b, watch] = fi;
+    cl_mem both[2] = {b.mem, nullptr};
+    {
+        const int fd = fcntl(b.buf.fd, F_DUPFD_CLOEXEC, 0);  // the dma-buf's second fd, owned by its import
+        REQUIRE(fd >= 0);
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd),
+                                           0};
+        cl_int err = CL_SUCCESS;
+        both[1] = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, b.size, nullptr, &err);
+        if (err != CL_SUCCESS) close(fd);
+        REQUIRE(err == CL_SUCCESS);
+    }
+    const size_t half = b.size / 2;
+    const cl_uint first = 0x0a0a0a0au, second = 0x1b1b1b1bu;
+    cl_event go = env.make_user_event(), let_go = env.make_user_event();
+    cl_event acq = nullptr, rel[2] = {nullptr, nullptr};
+    REQUIRE(env.acquire(env.queue, 2, both, 1, &go, &acq) == CL_SUCCESS);
+    REQUIRE(clEnqueueFillBuffer(env.queue, both[0], &first, 4, 0, half, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clEnqueueFillBuffer(env.queue, both[1], &second, 4, half, half, 0, nullptr, nullptr) == CL_SUCCESS);
+    SECTION("one release call for both") {
+        REQUIRE(env.release(env.queue, 2, both, 1, &let_go, &rel[0]) == CL_SUCCESS);
+    }
+    SECTION("a release call each, the second import's first") {
+        REQUIRE(env.release(env.queue, 1, &both[1], 1, &let_go, &rel[0]) == CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &both[0], 0, nullptr, &rel[1]) == CL_SUCCESS);
+    }
+    CHECK_FALSE(writer_pending(watch));  // the external side owns it until the acquires ran
+    const cl_ulong hits = bound_hits(env);
+    REQUIRE(clSetUserEventStatus(go, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &acq) == CL_SUCCESS);
+    CHECK(bound_hits(env) == hits);  // neither START waited for the timeout
+    CHECK(writer_pending(watch));    // from the acquires' run on, consumers wait for the releases
+    REQUIRE(clSetUserEventStatus(let_go, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK_FALSE(writer_pending(watch));
+    CHECK(bound_hits(env) == hits);
+    {
+        DmabufView view(b.buf);
+        view.begin(false);
+        size_t wrong = 0;
+        for (size_t i = 0; i < b.size / 4; ++i) wrong += view.words[i] != (i < half / 4 ? first : second);
+        view.end(false);
+        CHECK(wrong == 0);
+    }
+    for (cl_event e : {acq, rel[0], rel[1], go, let_go})
+        if (e) clReleaseEvent(e);
+    clReleaseMemObject(both[1]);
+}
