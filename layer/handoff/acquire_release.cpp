@@ -320,6 +320,8 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // Checked here: the write-back below rebuilds the wait list.
     if (cl_int err = check_wait_list(num_events, wait_list); err != CL_SUCCESS) return err;
     stats().releases += list.size();
+    // Merge or write back whole, decided once now (layer/handoff/alias_merge.hpp).
+    for (const auto &import : list) decide_release(*import);
 
     cl_event marker = nullptr;
     // A SYNC END that failed on the fast path fails the release as it does on
@@ -396,13 +398,13 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     const bool retiles = std::any_of(list.begin(), list.end(), [](const auto &i) { return i->over_tiled_shadow(); });
     step.waits = retiles ? HostStep::Waits::dmabuf_fences : HostStep::Waits::nothing;
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
-    step.work = [list, staging, merging, fences](cl_int prior) -> cl_int {
+    step.work = [list, staging, fences](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
         for (size_t i = 0; i < list.size(); ++i) {
             const auto &import = list[i];
             // The scratch holds the device copy (its Read is in the wait
             // list); after a failed command the dma-buf is left as it was.
-            if (merging[i]) merge_release(*import, result == CL_SUCCESS);
+            if (copied_out(*import)) finish_release(*import, result == CL_SUCCESS);
             // Pinned staging: every earlier command finished (the marker), so
             // the device copy is final.  After a failed command the dma-buf
             // is left as it was.

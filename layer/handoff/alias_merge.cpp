@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "layer/base/log.hpp"
@@ -16,27 +17,54 @@
 namespace cldmabuf {
 namespace {
 
-// One import's merge state, kept between its acquire and its release; the
+// One import's merge state, kept from its acquire to its release; the
 // buffers stay allocated for the next cycle until the import's teardown.
+// Every field under `mutex` (a late alias's snapshot is taken on the thread
+// that made the alias).
 struct Snapshot {
-    bool armed = false;
+    bool armed = false;         // `uploaded` holds what this cycle's acquire uploaded
+    bool watching = false;      // acquired alone: a late alias snapshots it (in `watched`)
+    bool merging = false;       // decide_release: this release merges
+    bool decided_whole = false; // decide_release: no merge; not watched until the release ran
     std::vector<uint8_t> uploaded;  // the host bytes the acquire uploaded
     std::vector<uint8_t> scratch;   // the release's read of the device copy
 };
 
-std::atomic<size_t> armed_count{0};
+std::mutex mutex;
+std::vector<const Import *> watched;  // imports with watching set
+std::atomic<size_t> merging_count{0};  // imports with merging set: the hot check's one load
 
 void forget(const Import &import);
 ImportState<Snapshot> snapshots{forget};
 
-void disarm(Snapshot &s) {
-    if (s.armed) armed_count.fetch_sub(1, std::memory_order_relaxed);
-    s.armed = false;
+void stop_watching(const Import &import, Snapshot &s) {
+    if (!s.watching) return;
+    s.watching = false;
+    watched.erase(std::remove(watched.begin(), watched.end(), &import), watched.end());
+}
+
+void set_merging(Snapshot &s, bool on) {
+    if (s.merging != on) on ? merging_count.fetch_add(1, std::memory_order_relaxed)
+                            : merging_count.fetch_sub(1, std::memory_order_relaxed);
+    s.merging = on;
 }
 
 void forget(const Import &import) {
-    if (Snapshot *s = snapshots.find(import)) disarm(*s);
+    {
+        std::lock_guard lock(mutex);
+        if (Snapshot *s = snapshots.find(import)) {
+            stop_watching(import, *s);
+            set_merging(*s, false);
+        }
+    }
     snapshots.forget(import);
+}
+
+// Uploaded on acquire and written back on release: neither READ_ONLY
+// nor WRITE_ONLY (layer/handoff/transfers.hpp, copied_in/copied_out).
+bool both_ways(const Import &import) {
+    return import.route == Route::copy && !(import.flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY)) &&
+           !import.over_tiled_shadow();
 }
 
 // The rows of host bytes a transfer of the import moves, relative to
@@ -63,6 +91,17 @@ Rows rows_of(const Import &import) {
     return r;
 }
 
+// Keeps the dma-buf's bytes as they are now (under `mutex`, CPU bracket open).
+void take_snapshot(const Import &import, Snapshot &s) {
+    const Rows r = rows_of(import);
+    const auto *host = static_cast<const uint8_t *>(copy_route_host(import));
+    s.uploaded.resize(r.span());
+    for (size_t z = 0; z < r.slices; ++z)
+        for (size_t y = 0; y < r.count; ++y)
+            std::memcpy(s.uploaded.data() + r.offset(z, y), host + r.offset(z, y), r.row_bytes);
+    s.armed = true;
+}
+
 // Writes dst[i] = now[i] wherever now[i] != before[i]; returns the bytes written.
 size_t merge_row(uint8_t *dst, const uint8_t *now, const uint8_t *before, size_t len) {
     constexpr size_t chunk = 64;
@@ -79,6 +118,33 @@ size_t merge_row(uint8_t *dst, const uint8_t *now, const uint8_t *before, size_t
     return written;
 }
 
+// The dma-buf of `made` has one more import: every import of it acquired
+// while alone (watched) keeps the bytes it uploaded, which the dma-buf still
+// holds (nothing wrote it while acquired: alias_merge.hpp).
+void late_alias(const Import &made) {
+    const DmabufKey key = dmabuf_key(made);
+    std::lock_guard lock(mutex);
+    for (size_t i = 0; i < watched.size();) {
+        const Import &other = *watched[i];
+        if (&other == &made || !(dmabuf_key(other) == key)) {
+            ++i;
+            continue;
+        }
+        Snapshot *s = snapshots.find(other);
+        if (s) {
+            take_snapshot(other, *s);
+            s->watching = false;
+            LOG_DEBUG("import %p now shares its dma-buf with import %p: kept what its acquire uploaded (%zu bytes), "
+                      "its release writes back only what its device changed",
+                      static_cast<void *>(other.mem), static_cast<void *>(made.mem), s->uploaded.size());
+        }
+        watched.erase(watched.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+}
+
+// Installed at load (a static object: the listener pointer is constant-initialised).
+[[maybe_unused]] const bool listening = (set_alias_listener(&late_alias), true);
+
 }  // namespace
 
 void *copy_route_host(const Import &import) {
@@ -88,59 +154,79 @@ void *copy_route_host(const Import &import) {
 }
 
 void note_upload(const Import &import) {
-    // Uploaded on acquire and written back on release: neither READ_ONLY
-    // nor WRITE_ONLY (layer/handoff/transfers.hpp, copied_in/copied_out).
-    const bool both_ways = import.route == Route::copy && !(import.flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY));
-    const bool wanted = both_ways && !import.over_tiled_shadow() && dmabuf_aliased(import);
-    if (!wanted) {
-        if (armed_count.load(std::memory_order_relaxed) != 0)
-            if (Snapshot *s = snapshots.find(import)) disarm(*s);
-        return;
-    }
+    if (!both_ways(import)) return;
+    std::lock_guard lock(mutex);
     Snapshot &s = snapshots.emplace(import, Snapshot{});
-    const Rows r = rows_of(import);
-    const auto *host = static_cast<const uint8_t *>(copy_route_host(import));
-    s.uploaded.resize(r.span());
-    for (size_t z = 0; z < r.slices; ++z)
-        for (size_t y = 0; y < r.count; ++y)
-            std::memcpy(s.uploaded.data() + r.offset(z, y), host + r.offset(z, y), r.row_bytes);
-    s.scratch.resize(r.span());
-    if (!s.armed) armed_count.fetch_add(1, std::memory_order_relaxed);
-    s.armed = true;
-    LOG_DEBUG("acquire: import %p shares its dma-buf with %zu other import(s): kept the %zu bytes uploaded, "
-              "its release writes back only what the device changed",
-              static_cast<void *>(import.mem), dmabuf_import_count(import) - 1, r.span());
+    stop_watching(import, s);
+    s.armed = false;
+    if (dmabuf_aliased(import)) {
+        take_snapshot(import, s);
+        LOG_DEBUG("acquire: import %p shares its dma-buf with %zu other import(s): kept the %zu bytes uploaded, "
+                  "its release writes back only what the device changed",
+                  static_cast<void *>(import.mem), dmabuf_import_count(import) - 1, s.uploaded.size());
+    } else if (!s.decided_whole) {
+        s.watching = true;
+        watched.push_back(&import);
+    }
+}
+
+void decide_release(const Import &import) {
+    if (!both_ways(import)) return;
+    std::lock_guard lock(mutex);
+    Snapshot &s = snapshots.emplace(import, Snapshot{});
+    const bool merge = s.armed || dmabuf_aliased(import);
+    set_merging(s, merge);
+    s.decided_whole = !merge;
+    // A whole write-back's Read goes into the dma-buf: no late snapshot of it.
+    if (!merge) stop_watching(import, s);
 }
 
 bool merges_release(const Import &import) {
-    if (armed_count.load(std::memory_order_relaxed) == 0) return false;
+    if (merging_count.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard lock(mutex);
     const Snapshot *s = snapshots.find(import);
-    return s && s->armed;
+    return s && s->merging;
 }
 
 void *release_scratch(const Import &import) {
+    std::lock_guard lock(mutex);
     Snapshot *s = snapshots.find(import);
-    return s && s->armed ? s->scratch.data() : nullptr;
+    if (!s || !s->merging) return nullptr;
+    s->scratch.resize(rows_of(import).span());
+    return s->scratch.data();
 }
 
-size_t merge_release(const Import &import, bool apply) {
+size_t finish_release(const Import &import, bool apply) {
+    if (!both_ways(import)) return 0;
+    std::lock_guard lock(mutex);
     Snapshot *s = snapshots.find(import);
-    if (!s || !s->armed) return 0;
+    if (!s) return 0;
     size_t written = 0;
-    if (apply) {
+    if (s->merging && apply) {
         const Rows r = rows_of(import);
         auto *host = static_cast<uint8_t *>(copy_route_host(import));
         for (size_t z = 0; z < r.slices; ++z)
             for (size_t y = 0; y < r.count; ++y) {
                 const size_t at = r.offset(z, y);
-                written += merge_row(host + at, s->scratch.data() + at, s->uploaded.data() + at, r.row_bytes);
+                if (s->armed) {
+                    written += merge_row(host + at, s->scratch.data() + at, s->uploaded.data() + at, r.row_bytes);
+                } else {
+                    // Merging, but the acquire found no alias (it went away
+                    // meanwhile): no snapshot, so the device copy goes back whole.
+                    std::memcpy(host + at, s->scratch.data() + at, r.row_bytes);
+                }
             }
-        stats().alias_merges++;
-        stats().alias_merged_bytes += written;
-        LOG_DEBUG("release: import %p wrote back the %zu bytes its device changed", static_cast<void *>(import.mem),
-                  written);
+        if (s->armed) {
+            stats().alias_merges++;
+            stats().alias_merged_bytes += written;
+            LOG_DEBUG("release: import %p wrote back the %zu bytes its device changed", static_cast<void *>(import.mem),
+                      written);
+        }
     }
-    disarm(*s);
+    set_merging(*s, false);
+    s->armed = false;
+    s->decided_whole = false;
+    stop_watching(import, *s);
     return written;
 }
 

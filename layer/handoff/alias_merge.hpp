@@ -18,14 +18,33 @@
 // one byte: the later release's value stays (as two writers of one buffer).
 //
 // Only aliased imports pay for it (a snapshot and a compare of their size);
-// an import alone on its dma-buf is written back whole, as before.  Not
-// covered, and why:
-// - an import whose acquire ran before its alias existed took no snapshot;
-//   its release writes back whole (the merge cannot know what it changed);
+// an import alone on its dma-buf is written back whole, as before.
+//
+// When the alias appears matters; each case keeps the invariant:
+// - before the acquire ran: the acquire sees it and keeps its snapshot;
+// - after the acquire ran, before the release was enqueued ("late
+//   aliases": the import was alone when it uploaded): the new import's
+//   creation snapshots it then (layer/core/dmabuf_aliases.hpp's listener).
+//   While it is acquired nothing else writes the dma-buf (no other import
+//   existed to release into it, and the external side waits for the
+//   release), so the dma-buf still holds what it uploaded;
+// - the release was enqueued before the acquire ran (both behind a wait
+//   list): what the release does is decided when it is enqueued
+//   (decide_release: merge if the import is aliased then), what the acquire
+//   keeps when it runs.  A merging release whose acquire found no alias
+//   (it went away meanwhile) writes its device copy back whole from the
+//   scratch.
+// Not covered, and why:
+// - an alias made after the release was enqueued without a merge: that
+//   release writes back whole (its Read goes straight into the dma-buf);
+// - after a release that failed before it ran, the next acquire of that
+//   import does not watch for late aliases (the failed release left its
+//   decision behind); an alias present at that acquire is seen as usual;
 // - CL_MEM_WRITE_ONLY imports are not uploaded, so there is nothing to
 //   compare with: written back whole;
 // - tiled images (layer/blit/tiled_shadow.hpp) go through their linear
-//   shadow and the blitter's re-tile, not through these transfers.
+//   shadow and the blitter's re-tile, not through these transfers;
+// - imports of the dma-buf in another process: the layer sees only its own.
 #pragma once
 
 #include <cstddef>
@@ -41,11 +60,17 @@ void *copy_route_host(const Import &import);
 
 // Acquire, CPU bracket open, before the upload of a copy-route import that
 // the device reads: keeps the bytes about to be uploaded when the import is
-// aliased and the device may write it; else forgets any earlier snapshot.
+// aliased and the device may write it; else forgets any earlier snapshot and
+// (unless its release is already decided) watches for a late alias.
 void note_upload(const Import &import);
 
-// Release: whether this import's write-back is a merge (its acquire kept a
-// snapshot).  One relaxed load while no import has one.
+// Release, once per import when it is enqueued (before merges_release): a
+// copy-route import copied both ways merges if its acquire kept a snapshot
+// or its dma-buf is aliased now.  One field test for other imports.
+void decide_release(const Import &import);
+
+// Whether this release's write-back is a merge (decide_release's answer).
+// One relaxed load while no import merges.
 bool merges_release(const Import &import);
 
 // Where the release's Read{Buffer,Image} puts the device copy instead of
@@ -53,10 +78,11 @@ bool merges_release(const Import &import);
 // merges_release().
 void *release_scratch(const Import &import);
 
-// After that Read completed: writes the bytes that differ from the snapshot
-// into the dma-buf (copy_route_host()), then forgets the snapshot.  `apply`
-// false (a failed command before it): forgets it and writes nothing.
-// Returns the bytes written.
-size_t merge_release(const Import &import, bool apply = true);
+// The release ran (its write-back, Read included, completed; `apply` false
+// after a failed command before it): a merging release writes the bytes
+// that differ from the snapshot into the dma-buf (or, with no snapshot, the
+// whole scratch), then the import's release state is forgotten.  Called for
+// every import the release copied back.  Returns the bytes merged.
+size_t finish_release(const Import &import, bool apply = true);
 
 }  // namespace cldmabuf

@@ -135,7 +135,7 @@ cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, cl_event 
         if (merges_release(*import)) {
             // Aliased: the device copy into the scratch, then only its changes into the dma-buf.
             const cl_int err = copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE, release_scratch(*import));
-            merge_release(*import, err == CL_SUCCESS);
+            finish_release(*import, err == CL_SUCCESS);
             if (err != CL_SUCCESS) {
                 LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
                 if (result == CL_SUCCESS) result = err;
@@ -152,6 +152,7 @@ cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, cl_event 
         const cl_int err = staging && registered_mapping(*import)
                                ? registered_to_dmabuf_after(*staging, *import, marker)
                                : copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE);
+        finish_release(*import, err == CL_SUCCESS);  // a whole write-back: forgets the release's decision
         if (err != CL_SUCCESS) {
             LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
             if (result == CL_SUCCESS) result = err;

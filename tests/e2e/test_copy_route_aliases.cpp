@@ -42,17 +42,20 @@ struct AliasedImports {
         void *v = mmap(nullptr, sz, PROT_READ | PROT_WRITE, MAP_SHARED, buf.fd, 0);
         REQUIRE(v != MAP_FAILED);
         view = static_cast<uint8_t *>(v);
-        for (int i = 0; i < n; ++i) {
-            const int fd = dup(buf.fd);
-            REQUIRE(fd >= 0);
-            const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                               static_cast<cl_mem_properties>(fd), 0};
-            cl_int err = CL_SUCCESS;
-            cl_mem m = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, sz, nullptr, &err);
-            if (err != CL_SUCCESS) close(fd);
-            REQUIRE(err == CL_SUCCESS);
-            mems.push_back(m);
-        }
+        for (int i = 0; i < n; ++i) add_import(env);
+    }
+    // One more import of the dma-buf, at the end of `mems`.
+    cl_mem add_import(const ClEnv &env) {
+        const int fd = dup(buf.fd);
+        REQUIRE(fd >= 0);
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd),
+                                           0};
+        cl_int err = CL_SUCCESS;
+        cl_mem m = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, size, nullptr, &err);
+        if (err != CL_SUCCESS) close(fd);
+        REQUIRE(err == CL_SUCCESS);
+        mems.push_back(m);
+        return m;
     }
     ~AliasedImports() {
         for (cl_mem m : mems) clReleaseMemObject(m);
@@ -274,4 +277,88 @@ TEST_CASE("[copy-route] once the second import is released, the first is written
     cycle(env, imp, {{0, 0, N, 0x33}});
     CHECK(range_is(imp.view, 0, N, 0x33));
     CHECK(merges(env) == m0);
+}
+
+// An import made while the first one is acquired: the first's acquire ran
+// while it was alone on its dma-buf, so it kept nothing to merge against
+// then; the new import must not lose its write to the first's release (nor
+// the first's to the new one's), in either order of the releases and on the
+// queued path.  The layer snapshots the acquired import when the alias
+// appears (layer/handoff/alias_merge.hpp, "late aliases").
+TEST_CASE("[copy-route] an import made while another of its dma-buf is acquired: both writes survive",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 16384;
+    AliasedImports imp(env, N, 1);
+    on_copy_route_filled(imp, 0x11);
+    const cl_ulong m0 = merges(env);
+    cl_mem first = imp.mems[0];
+    REQUIRE(env.acquire(env.queue, 1, &first, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);  // its upload ran, alone on the dma-buf
+    cl_mem late = imp.add_import(env);
+    REQUIRE(env.acquire(env.queue, 1, &late, 0, nullptr, nullptr) == CL_SUCCESS);
+    write_range(env, first, 0, 1024, 0xa1);
+    write_range(env, late, 4096, 1024, 0xb2);
+    auto release = [&](cl_mem m, cl_event wait) {
+        REQUIRE(env.release(env.queue, 1, &m, wait ? 1 : 0, wait ? &wait : nullptr, nullptr) == CL_SUCCESS);
+    };
+    SECTION("the late import released first") {
+        release(late, nullptr);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        release(first, nullptr);
+    }
+    SECTION("the first import released first") {
+        release(first, nullptr);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        release(late, nullptr);
+    }
+    SECTION("both releases queued behind a wait list, the late one first") {
+        cl_event gate = env.make_user_event();
+        release(late, gate);
+        release(first, nullptr);
+        REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+        clReleaseEvent(gate);
+    }
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(range_is(imp.view, 0, 1024, 0xa1));
+    CHECK(range_is(imp.view, 1024, 3072, 0x11));
+    CHECK(range_is(imp.view, 4096, 1024, 0xb2));
+    CHECK(range_is(imp.view, 5120, N - 5120, 0x11));
+    CHECK(merges(env) - m0 == 2);
+}
+
+// The releases enqueued before the acquires ran (all of it behind one user
+// event): what a release does is decided when it is enqueued, what the
+// acquire uploads when it runs.  Both imports' writes must survive.
+TEST_CASE("[copy-route] two imports of one dma-buf, released before their acquires ran: both writes survive",
+          "[copy-route][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 16384;
+    AliasedImports imp(env, N, 2);
+    on_copy_route_filled(imp, 0x21);
+    const cl_ulong m0 = merges(env);
+    cl_event gate = env.make_user_event();
+    REQUIRE(env.acquire(env.queue, imp.count(), imp.mems.data(), 1, &gate, nullptr) == CL_SUCCESS);
+    const std::vector<uint8_t> a(2048, 0xc1), b(2048, 0xd2);
+    REQUIRE(clEnqueueWriteBuffer(env.queue, imp.mems[0], CL_FALSE, 0, a.size(), a.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    REQUIRE(clEnqueueWriteBuffer(env.queue, imp.mems[1], CL_FALSE, 8192, b.size(), b.data(), 0, nullptr,
+                                 nullptr) == CL_SUCCESS);
+    SECTION("one release call each, the second import's first") {
+        REQUIRE(env.release(env.queue, 1, &imp.mems[1], 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(env.release(env.queue, 1, &imp.mems[0], 0, nullptr, nullptr) == CL_SUCCESS);
+    }
+    SECTION("one release call for both") {
+        REQUIRE(env.release(env.queue, imp.count(), imp.mems.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    }
+    REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+    clReleaseEvent(gate);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(range_is(imp.view, 0, 2048, 0xc1));
+    CHECK(range_is(imp.view, 2048, 6144, 0x21));
+    CHECK(range_is(imp.view, 8192, 2048, 0xd2));
+    CHECK(range_is(imp.view, 10240, N - 10240, 0x21));
+    CHECK(merges(env) - m0 == 2);
 }

@@ -13,8 +13,10 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "CL/cl_ext_cldmabuf.h"
+#include "dmabuf_view.hpp"
 #include "test_dmabufs.hpp"
 #include "test_handoff.hpp"
 
@@ -161,4 +163,66 @@ TEST_CASE("races: with nothing between, the handoffs after clFinish stay quiet",
     REQUIRE(h.release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(layer_stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] == before[CL_STATS_QUIET_HANDOFFS_CLDMABUF] + 2);
     CHECK(clFinish(env.queue) == CL_SUCCESS);
+}
+
+// The copy route's late alias (layer/handoff/alias_merge.hpp), made
+// deterministic: the first import's acquire is parked inside the ICD in its
+// upload (the layer decided then that the import was alone on its dma-buf),
+// and the second import of the same dma-buf is made exactly then, on this
+// thread.  The second's write, released first, must survive the first's
+// release: the layer snapshots the first import when the alias appears.  On
+// a layer that only looks at the acquire, the first import's release writes
+// its whole, stale copy over the second's write.  Run by testicd-races-copy
+// (a discrete device: every import takes the copy route).
+TEST_CASE("races: a second import of the dma-buf made while the first's acquire is in its upload: both writes "
+          "survive",
+          "[races-copy]") {
+    REQUIRE_DMABUF();
+    Env env;
+    Handoff h(env);
+    constexpr size_t N = 16384;
+    Imported x(env, N);
+    cl_uint route = 99;
+    REQUIRE(clGetMemObjectInfo(x.mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
+            CL_SUCCESS);
+    REQUIRE(route == CL_DMA_BUF_ROUTE_COPY_CLDMABUF);
+    e2e::DmabufView view(fcntl(x.watch, F_DUPFD_CLOEXEC, 0), N);
+    view.begin(true);
+    std::memset(view.bytes, 0x11, N);
+    view.end(true);
+
+    park(env, "clEnqueueWriteBuffer");  // the acquire's upload
+    cl_int acquire_err = CL_OUT_OF_RESOURCES;
+    std::thread a([&] { acquire_err = h.acquire(env.queue, 1, &x.mem, 0, nullptr, nullptr); });
+    REQUIRE(wait_parked(env));
+    const int fd = fcntl(x.watch, F_DUPFD_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_mem y = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, N, nullptr, &err);
+    if (err != CL_SUCCESS) close(fd);
+    unpark(env);
+    a.join();
+    REQUIRE(err == CL_SUCCESS);
+    REQUIRE(acquire_err == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+
+    REQUIRE(h.acquire(env.queue, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
+    const std::vector<uint8_t> a_bytes(1024, 0xa1), b_bytes(1024, 0xb2);
+    REQUIRE(clEnqueueWriteBuffer(env.queue, x.mem, CL_TRUE, 0, 1024, a_bytes.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    REQUIRE(clEnqueueWriteBuffer(env.queue, y, CL_TRUE, 4096, 1024, b_bytes.data(), 0, nullptr, nullptr) ==
+            CL_SUCCESS);
+    const auto before = layer_stats(env);
+    REQUIRE(h.release(env.queue, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    REQUIRE(h.release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(layer_stats(env)[CL_STATS_ALIAS_MERGES_CLDMABUF] == before[CL_STATS_ALIAS_MERGES_CLDMABUF] + 2);
+    view.begin(false);
+    size_t wrong = 0;
+    for (size_t i = 0; i < N; ++i) wrong += view.bytes[i] != (i < 1024 ? 0xa1 : i >= 4096 && i < 5120 ? 0xb2 : 0x11);
+    view.end(false);
+    CHECK(wrong == 0);
+    clReleaseMemObject(y);
 }
