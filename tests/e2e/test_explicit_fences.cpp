@@ -32,6 +32,7 @@
 #include "event_info.hpp"
 #include "imported_buffer.hpp"
 #include "layer_probe.hpp"
+#include "needs_dmabuf.hpp"
 #include "layer/sync/semaphore_compat.h"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
@@ -161,12 +162,6 @@ void acquire_now(const ClEnv &env, cl_mem mem) {
     REQUIRE(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);  // no earlier step of the import left unfinished
 }
-
-// Skips a case where no dma-buf exporter is at hand: a base, so that it runs
-// before the members are made.
-struct NeedsDmabuf {
-    NeedsDmabuf() { REQUIRE_DMABUF(); }
-};
 
 // A consumer's fd on a dma-buf (consumer_fd), closed with its owner.
 struct ConsumerFd {
