@@ -19,6 +19,7 @@
 
 #include <array>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -176,4 +177,84 @@ TEST_CASE("stress: threads sharing a queue and imports, clFinish racing them, a 
     CHECK(clFinish(env.queue) == CL_SUCCESS);
     for (Shared *s : shared) delete s;
     CHECK(open_fds_toward(fds_before) == fds_before);
+}
+
+// Two imports of one dma-buf are one memory (issue #32's alias fixes under
+// concurrency).  Each round, every thread makes its own import of the same
+// dma-buf and, on the one shared queue, enqueues its acquire behind a user
+// event; once all acquires are in the queue (a barrier), each enqueues a
+// fill of its own part and its release; then the events complete.  So each
+// release is enqueued while the other imports' acquires ahead of it have not
+// opened (the release fence's hand-over across imports: attached earlier,
+// one import's fence held the next import's SYNC START, behind which its
+// release sits: a cycle only the fence timeout broke), and each copy-route
+// release is decided before its acquire ran (it must merge: another import
+// is held all along).  After each round every thread finds its own part,
+// and only it, holding its bytes; no acquire fails and no wait of the layer
+// reaches the fence timeout (the counters, not a clock).
+TEST_CASE("stress: threads importing one dma-buf each round, writing their own parts behind held acquires; "
+          "checked through the dma-buf",
+          "[stress][alias][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t part = 16384;
+    constexpr int workers = 3;
+    const int n = rounds();
+    ImportedBuffer held(env, part * workers);  // the alias held all along
+    if (!layer_import(held.mem)) SKIP("the ICD imports this dma-buf itself");
+    DmabufView view(held.buf);
+    const auto hits = [&] {
+        const LayerStats s = layer_stats(env.platform);
+        return s[CL_STATS_FENCE_TIMEOUTS_CLDMABUF] + s[CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF];
+    };
+    const cl_ulong hits_before = hits();
+    const auto pattern = [](int t, int r) { return 0xa1000000u | (t << 16) | r; };
+    std::atomic<int> failures{0}, wrong_parts{0};
+    std::barrier sync(workers);
+    std::mutex view_use;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < workers; ++t)
+        pool.emplace_back([&, t] {
+            for (int r = 0; r < n; ++r) {
+                const int fd = fcntl(view.fd, F_DUPFD_CLOEXEC, 0);
+                const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                                   static_cast<cl_mem_properties>(fd), 0};
+                cl_int err = CL_SUCCESS;
+                cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, part * workers,
+                                                          nullptr, &err);
+                if (!mem && fd >= 0) close(fd);
+                cl_event go = mem ? clCreateUserEvent(env.context, &err) : nullptr;
+                cl_event rel = nullptr;
+                bool ok = go && env.acquire(env.queue, 1, &mem, 1, &go, nullptr) == CL_SUCCESS;
+                sync.arrive_and_wait();  // every acquire of the round is in the queue
+                const cl_uint value = pattern(t, r);
+                ok = ok &&
+                     clEnqueueFillBuffer(env.queue, mem, &value, sizeof value, t * part, part, 0, nullptr,
+                                         nullptr) == CL_SUCCESS &&
+                     env.release(env.queue, 1, &mem, 0, nullptr, &rel) == CL_SUCCESS;
+                sync.arrive_and_wait();  // every release of the round is in the queue
+                if (go) clSetUserEventStatus(go, CL_COMPLETE);
+                ok = ok && clWaitForEvents(1, &rel) == CL_SUCCESS;
+                if (!ok) failures++;
+                sync.arrive_and_wait();  // every release of the round ran
+                {
+                    std::lock_guard one(view_use);
+                    view.begin(false);
+                    for (size_t i = t * part / 4; i < (t + 1) * part / 4; ++i)
+                        if (view.words[i] != value) {
+                            wrong_parts++;
+                            break;
+                        }
+                    view.end(false);
+                }
+                for (cl_event e : {go, rel})
+                    if (e) clReleaseEvent(e);
+                if (mem) clReleaseMemObject(mem);
+            }
+        });
+    for (auto &th : pool) th.join();
+    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(failures == 0);
+    CHECK(wrong_parts == 0);
+    CHECK(hits() == hits_before);
 }
