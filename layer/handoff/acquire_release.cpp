@@ -365,15 +365,13 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
     std::vector<cl_event> readbacks;
     const StagingList staging = stagings_of(list, queue, copied_out_whole);
-    std::vector<bool> merging(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
         const Import &import = *list[i];
         if (!copied_out(import) || staging[i]) continue;
-        merging[i] = merges_release(import);
         cl_event done = nullptr;
         cl_int err = copy_to_dmabuf(queue, import, static_cast<cl_uint>(waits.size()),
                                     waits.empty() ? nullptr : waits.data(), &done, CL_FALSE,
-                                    merging[i] ? release_scratch(import) : nullptr);
+                                    release_scratch(import));
         if (err != CL_SUCCESS) {
             for (cl_event e : readbacks) next().clReleaseEvent(e);
             return err;

@@ -189,6 +189,7 @@ bool merges_release(const Import &import) {
 }
 
 void *release_scratch(const Import &import) {
+    if (merging_count.load(std::memory_order_relaxed) == 0) return nullptr;
     std::lock_guard lock(mutex);
     Snapshot *s = snapshots.find(import);
     if (!s || !s->merging) return nullptr;

@@ -74,8 +74,8 @@ void decide_release(const Import &import);
 bool merges_release(const Import &import);
 
 // Where the release's Read{Buffer,Image} puts the device copy instead of
-// copy_route_host(): a scratch with the same layout (pitches).  Only while
-// merges_release().
+// copy_route_host(): a scratch with the same layout (pitches) while
+// merges_release(), else nullptr (the Read goes into the dma-buf).
 void *release_scratch(const Import &import);
 
 // The release ran (its write-back, Read included, completed; `apply` false

@@ -132,27 +132,17 @@ cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, cl_event 
     cl_int result = CL_SUCCESS;
     for (const auto &import : list) {
         if (!copied_out(*import)) continue;
-        if (merges_release(*import)) {
-            // Aliased: the device copy into the scratch, then only its changes into the dma-buf.
-            const cl_int err = copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE, release_scratch(*import));
-            finish_release(*import, err == CL_SUCCESS);
-            if (err != CL_SUCCESS) {
-                LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
-                if (result == CL_SUCCESS) result = err;
-                continue;
-            }
-            count_copy(*import, false, stats().copy_out_bytes);
-            continue;
-        }
+        // A merging release's (alias_merge.hpp) Read goes into its scratch, never through staging.
+        void *scratch = release_scratch(*import);
         std::shared_ptr<PinnedStaging> staging;
-        if (copy_bytes(*import) > fast_copy_limit) {
+        if (!scratch && copy_bytes(*import) > fast_copy_limit) {
             staging = staging_for(*import, queue);
             next().clFlush(queue);  // the marker another queue waits for must reach the device
         }
         const cl_int err = staging && registered_mapping(*import)
                                ? registered_to_dmabuf_after(*staging, *import, marker)
-                               : copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE);
-        finish_release(*import, err == CL_SUCCESS);  // a whole write-back: forgets the release's decision
+                               : copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE, scratch);
+        finish_release(*import, err == CL_SUCCESS);  // merges the scratch, or forgets a whole write-back's decision
         if (err != CL_SUCCESS) {
             LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
             if (result == CL_SUCCESS) result = err;
