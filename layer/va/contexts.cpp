@@ -27,8 +27,8 @@ struct Request {
     bool has_display = false;
     VADisplay display = nullptr;
     bool user_sync = false;
-    bool tiled_given = false, allow_tiled = false;
-    cl_context_properties tiled_value = 0;
+    bool tiled_given = false;
+    cl_context_properties tiled_value = 0;  // CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF's, when given
     cl_platform_id platform = nullptr;
     std::vector<cl_context_properties> original, stripped;
 };
@@ -48,7 +48,6 @@ void parse(const cl_context_properties *props, Request *req) {
         if (key == CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF) {
             req->tiled_given = true;
             req->tiled_value = value;
-            req->allow_tiled = value == CL_TRUE;
             continue;
         }
         if (key == CL_CONTEXT_INTEROP_USER_SYNC) req->user_sync = value == CL_TRUE;
@@ -59,29 +58,28 @@ void parse(const cl_context_properties *props, Request *req) {
     req->original.push_back(0);
 }
 
-// The list the ICD is given: no VA display, and no USER_SYNC (the layer's to honour).
-std::vector<cl_context_properties> for_icd(const Request &req) {
+// `pairs` (key, value, ... with or without the 0 at its end) without `key`, 0-terminated.
+std::vector<cl_context_properties> without(const std::vector<cl_context_properties> &pairs,
+                                           cl_context_properties key) {
     std::vector<cl_context_properties> out;
-    for (size_t i = 0; i + 1 < req.stripped.size(); i += 2) {
-        if (req.stripped[i] == CL_CONTEXT_INTEROP_USER_SYNC) continue;
-        out.push_back(req.stripped[i]);
-        out.push_back(req.stripped[i + 1]);
+    for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+        if (pairs[i] == key) continue;
+        out.push_back(pairs[i]);
+        out.push_back(pairs[i + 1]);
     }
     out.push_back(0);
     return out;
 }
 
+// The list the ICD is given: no VA display, and no USER_SYNC (the layer's to honour).
+std::vector<cl_context_properties> for_icd(const Request &req) {
+    return without(req.stripped, CL_CONTEXT_INTEROP_USER_SYNC);
+}
+
 // The application's list without the consent property (for an ICD that
 // shares VA surfaces itself: the consent is the layer's word).
 std::vector<cl_context_properties> without_consent(const Request &req) {
-    std::vector<cl_context_properties> out;
-    for (size_t i = 0; i + 1 < req.original.size(); i += 2) {
-        if (req.original[i] == CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF) continue;
-        out.push_back(req.original[i]);
-        out.push_back(req.original[i + 1]);
-    }
-    out.push_back(0);
-    return out;
+    return without(req.original, CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF);
 }
 
 // The consent property: CL_TRUE or CL_FALSE, and only beside a VA display.
@@ -119,12 +117,12 @@ void keep(cl_context context, const Request &req) {
     VaContext info;
     info.display = req.display;
     info.user_sync = req.user_sync;
-    info.allow_tiled = req.allow_tiled;
+    info.allow_tiled = req.tiled_value == CL_TRUE;
     info.original = req.original;
     remember_context(context, info);
     LOG_INFO("va: context %p shares VADisplay %p (%s synchronisation%s)", static_cast<void *>(context), req.display,
              req.user_sync ? "the application's" : "the layer's",
-             req.allow_tiled ? "; tiled surfaces through the blitter's copy" : "");
+             info.allow_tiled ? "; tiled surfaces through the blitter's copy" : "");
 }
 
 cl_context fail(cl_int *errcode_ret, cl_int err) {
