@@ -32,7 +32,11 @@ struct Snapshot {
 
 std::mutex mutex;
 std::vector<const Import *> watched;  // imports with watching set
-std::atomic<size_t> merging_count{0};  // imports with merging set: the hot check's one load
+// Imports with merging set: the hot check's one load.  Relaxed is enough:
+// a release's decide_release() and its merges_release()/release_scratch()
+// run on the one thread that enqueues it (program order); every other
+// reader takes `mutex`.
+std::atomic<size_t> merging_count{0};
 
 void forget(const Import &import);
 ImportState<Snapshot> snapshots{forget};
