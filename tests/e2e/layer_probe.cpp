@@ -1,5 +1,7 @@
 #include "layer_probe.hpp"
 
+#include <cstdlib>
+
 #include <catch2/catch_test_macros.hpp>
 
 #include <unistd.h>
@@ -18,6 +20,29 @@ LayerStats layer_stats(cl_platform_id platform) {
     LayerStats s{};
     CHECK(clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s.data(), nullptr) == CL_SUCCESS);
     return s;
+}
+
+bool layer_import(cl_mem mem) {
+    cl_uint route = 99;
+    return clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
+           CL_SUCCESS;
+}
+
+bool layer_has_fence_source(const ClEnv &env) {
+    size_t bytes = 0;
+    return clGetDeviceInfo(env.device, CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes) ==
+               CL_SUCCESS &&
+           bytes > 0;
+}
+
+int fence_timeout_ms() {
+    const char *v = std::getenv("CLDMABUF_FENCE_TIMEOUT_MS");
+    return v ? std::atoi(v) : 1000;
+}
+
+cl_ulong bound_hits(const ClEnv &env) {
+    const LayerStats s = layer_stats(env.platform);
+    return s[CL_STATS_FENCE_TIMEOUTS_CLDMABUF] + s[CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF];
 }
 
 namespace {

@@ -36,6 +36,20 @@ bool layer_imports_in_place();
 // CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF of an import (the query is REQUIREd
 // to succeed).
 cl_uint route_of(cl_mem mem);
+// Whether `mem` is the layer's own import (it answers the route query),
+// not the ICD's native dma-buf import.
+bool layer_import(cl_mem mem);
+
+// Whether the layer can make a fence of its own here (sw_sync, or vgem):
+// the same probe that decides sync_fd export of its semaphores.
+bool layer_has_fence_source(const ClEnv &env);
+// CLDMABUF_FENCE_TIMEOUT_MS as the layer reads it (1000 ms when unset).
+int fence_timeout_ms();
+// The layer's fence waits given up at CLDMABUF_FENCE_TIMEOUT_MS and its
+// release fences signalled at that bound: "nothing waited for the timeout"
+// read from the layer's counters rather than from a clock (a loaded machine
+// stretches any timing; a wait that hit the bound shows here either way).
+cl_ulong bound_hits(const ClEnv &env);
 
 // Polls `done` every 5 ms for up to `ms`: true as soon as it holds.
 bool eventually(const std::function<bool()> &done, int ms = 3000);

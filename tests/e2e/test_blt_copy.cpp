@@ -703,11 +703,6 @@ void settle() {
     }
 }
 
-int fence_timeout_ms() {
-    const char *v = std::getenv("CLDMABUF_FENCE_TIMEOUT_MS");
-    return v ? std::atoi(v) : 1000;
-}
-
 }  // namespace
 
 // The invariant above when a copy's batch outlasts CLDMABUF_FENCE_TIMEOUT_MS

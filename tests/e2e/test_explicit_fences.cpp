@@ -46,20 +46,6 @@ namespace tsup = cldmabuf::test;
 
 namespace {
 
-int fence_timeout_ms() {
-    const char *v = std::getenv("CLDMABUF_FENCE_TIMEOUT_MS");
-    return v ? std::atoi(v) : 1000;
-}
-
-// The layer's fence waits given up at CLDMABUF_FENCE_TIMEOUT_MS and its
-// release fences signalled at that bound: "nothing waited for the timeout"
-// read from the layer's counters rather than from a clock (a loaded machine
-// stretches any timing; a wait that hit the bound shows here either way).
-cl_ulong bound_hits(const ClEnv &env) {
-    const LayerStats s = layer_stats(env.platform);
-    return s[CL_STATS_FENCE_TIMEOUTS_CLDMABUF] + s[CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF];
-}
-
 // A consumer's own view of the dma-buf (taken before the import hands the
 // fd over): poll() on it is what implicit-sync users see.
 int consumer_fd(const Dmabuf &buf) {
@@ -77,28 +63,12 @@ bool writer_done_within(int fd, int ms) {
     return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
 }
 
-// Whether the layer can make a fence of its own here (sw_sync, or vgem):
-// the same probe that decides sync_fd export of its semaphores.
-bool layer_has_fence_source(const ClEnv &env) {
-    size_t bytes = 0;
-    return clGetDeviceInfo(env.device, CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes) ==
-               CL_SUCCESS &&
-           bytes > 0;
-}
-
 bool kernel_imports_sync_files(const Dmabuf &buf) {
     dma_buf_export_sync_file e{};
     e.flags = DMA_BUF_SYNC_READ;
     if (ioctl(buf.fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e) != 0) return false;  // Linux < 6.0
     close(e.fd);
     return true;
-}
-
-// The layer's own import (not the ICD's native dma-buf import).
-bool layer_import(cl_mem mem) {
-    cl_uint route = 99;
-    return clGetMemObjectInfo(mem, CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF, sizeof route, &route, nullptr) ==
-           CL_SUCCESS;
 }
 
 #define REQUIRE_RELEASE_FENCES(env, imported)                                                          \
