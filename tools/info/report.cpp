@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "layer/base/cl_compat.h"
@@ -17,6 +18,7 @@
 #include "tools/info/va_pairing.hpp"
 #include "tools/info/fd_facts.hpp"
 #include "tools/info/icd_profile.hpp"
+#include "tools/info/quiet_stderr.hpp"
 
 namespace cldmabuf::info {
 namespace {
@@ -325,7 +327,7 @@ Json build_report(const Options &opt, int *exit_code) {
 namespace {
 
 const char kUsage[] =
-    "usage: cldmabuf-info [--json] [--fd N | --fd /proc/PID/fd/N] [--layer PATH] [--no-egl] [--no-va]\n"
+    "usage: cldmabuf-info [--json] [--fd N | --fd /proc/PID/fd/N] [--layer PATH] [--no-egl] [--no-va] [-v]\n"
     "  What the cldmabuf layer adds to each OpenCL platform and device, which import\n"
     "  route a dma-buf would take, the Gen9 blitter, and the dma-buf exporters here.\n"
     "  --json     machine-readable output\n"
@@ -333,6 +335,9 @@ const char kUsage[] =
     "  --layer    the layer to use (default: $OPENCL_LAYERS, else the installed one)\n"
     "  --no-egl   do not load libEGL\n"
     "  --no-va    do not open a VA-API display (no cl_intel_va_api_media_sharing pairing)\n"
+    "  -v, --verbose\n"
+    "             also show what the probed libraries (Mesa, libva, the ICDs) print on\n"
+    "             stderr; by default only the layer's and the tool's own lines are shown\n"
     "exit: 0 dma-bufs can be imported, 1 nothing can import, 2 usage, 3 --fd refused\n";
 
 }  // namespace
@@ -346,6 +351,7 @@ int run_info(int argc, char **argv, const std::string &self_exe, std::string *ou
         if (a == "--json") opt.json = true;
         else if (a == "--no-egl") opt.probe_egl = false;
         else if (a == "--no-va") opt.probe_va = false;
+        else if (a == "-v" || a == "--verbose") opt.verbose = true;
         else if ((a == "--fd" || a == "--layer") && i + 1 < argc) (a == "--fd" ? opt.fd_spec : opt.layer_path) = argv[++i];
         else if (a.rfind("--fd=", 0) == 0) opt.fd_spec = a.substr(5);
         else if (a.rfind("--layer=", 0) == 0) opt.layer_path = a.substr(8);
@@ -358,7 +364,16 @@ int run_info(int argc, char **argv, const std::string &self_exe, std::string *ou
         }
     }
     int code = kExitOk;
-    const Json report = build_report(opt, &code);
+    Json report;
+    {
+        // The report is what the probes found; what the libraries said on
+        // the way (Mesa's and libva's attempts on every node) is noise there,
+        // shown with -v.  The layer's own lines are kept either way.  With
+        // --fd 2 the fd to inspect is stderr itself, which must stay as given.
+        std::optional<QuietStderr> quiet;
+        if (!opt.verbose && opt.fd_spec != "2") quiet.emplace();
+        report = build_report(opt, &code);
+    }
     *out += opt.json ? report.dump() : render_text(report);
     return code;
 }

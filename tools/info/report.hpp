@@ -13,6 +13,7 @@ struct Options {
     bool json = false;
     bool probe_egl = true;
     bool probe_va = true;     // open a VA display and ask the pairing (--no-va: skipped)
+    bool verbose = false;     // -v: the probed libraries' own stderr messages too (tools/info/quiet_stderr.hpp)
     std::string fd_spec;      // --fd N | /proc/PID/fd/N
     std::string layer_path;   // what OPENCL_LAYERS names (for the "loaded" check)
     std::string self_exe;     // the cldmabuf-info binary, run again for the ICD-only view

@@ -58,6 +58,49 @@ Run run_in_process(std::vector<std::string> args) {
 
 bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
+struct Streams {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs the binary with stdout and stderr kept apart (stderr through a file).
+Streams run_tool_streams(const std::string &args, const std::string &env_prefix = "") {
+    char path[] = "/tmp/cldmabuf-info-stderr-XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    Streams s;
+    const std::string cmd = env_prefix + " '" + tool() + "' " + args + " 2>'" + path + "'";
+    FILE *p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) s.out.append(buf, n);
+    const int status = pclose(p);
+    s.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (FILE *f = std::fopen(path, "r")) {
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0) s.err.append(buf, n);
+        std::fclose(f);
+    }
+    unlink(path);
+    return s;
+}
+
+// The lines of `text` that are not cldmabuf's own (the layer's "cldmabuf: ",
+// its "cldmabuf stats:", the tool's "cldmabuf-info: ").
+std::vector<std::string> foreign_lines(const std::string &text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        if (line.rfind("cldmabuf", 0) != 0) out.push_back(line);
+        start = end + 1;
+    }
+    return out;
+}
+
 // A dma-buf of the virtual Gen9: GEM_CREATE + PRIME export on its node.
 int vgen9_dmabuf(size_t size) {
     const int node = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
@@ -173,6 +216,30 @@ TEST_CASE("exit codes: no layer, bad arguments", "[info]") {
     CHECK(has(none.out, "NOT loaded: /nonexistent/libcldmabuf.so does not exist"));
     CHECK(has(none.out, "verdict: nothing can import dma-bufs"));
     CHECK(run_tool("--bogus").code == cldmabuf::info::kExitUsage);
+}
+
+// The probes load Mesa's EGL (and through it Iris, which tries the virtual
+// i915 node and gives up loudly) and libva (which walks its driver list):
+// their messages are theirs, not findings, and stay hidden unless -v asks
+// for them.  The layer's own lines still come through.
+TEST_CASE("stderr carries only cldmabuf's own lines; -v keeps the libraries' messages", "[info][quiet]") {
+    const Streams quiet = run_tool_streams("", "CLDMABUF_LOG=info");
+    INFO(quiet.err);
+    CHECK(quiet.code == cldmabuf::info::kExitOk);
+    CHECK(has(quiet.out, "verdict: dma-bufs can be imported on"));
+    CHECK(foreign_lines(quiet.err).empty());
+    for (const char *chatter : {"libva info", "va_openDriver", "libEGL warning", "dri2", "MESA:", "Kernel is too old"})
+        CHECK_FALSE(has(quiet.err, chatter));
+    // The layer's log, written while the probes ran, is not lost.
+    CHECK(has(quiet.err, "cldmabuf: info: "));
+
+    const Streams verbose = run_tool_streams("-v");
+    INFO(verbose.err);
+    CHECK(verbose.code == cldmabuf::info::kExitOk);
+    CHECK(has(verbose.out, "verdict: dma-bufs can be imported on"));
+    // vaInitialize on the virtual node always says libva's version.
+    if (!has(verbose.out, "libva / libva-drm cannot be loaded")) CHECK(has(verbose.err, "libva info: "));
+    CHECK(run_tool("--verbose --json --no-egl --no-va").code == cldmabuf::info::kExitOk);
 }
 
 TEST_CASE("--fd on a virtual Gen9 dma-buf: size, import route, fd untouched", "[info][fd]") {
