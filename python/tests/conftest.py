@@ -12,13 +12,24 @@ import time
 
 import pytest
 
-cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed (Debian: python3-pyopencl)")
-np = pytest.importorskip("numpy", reason="numpy is not installed (Debian: python3-numpy)")
-
 sys.path.insert(0, os.path.dirname(__file__))
 import dmabufs  # noqa: E402
 
-import cldmabuf  # noqa: E402
+# Without pyopencl or numpy every test module skips itself (require(), at its
+# top), so the fixtures below are never asked for.
+try:
+    import numpy as np
+    import pyopencl as cl
+
+    import cldmabuf
+except ImportError:
+    pass
+
+
+def require():
+    """(pyopencl, numpy) for a test module, which is skipped with the reason when one is missing."""
+    return (pytest.importorskip("pyopencl", reason="pyopencl is not installed (Debian: python3-pyopencl)"),
+            pytest.importorskip("numpy", reason="numpy is not installed (Debian: python3-numpy)"))
 
 KERNELS = r"""
 __kernel void affine(__global uint *x, uint a, uint b) {

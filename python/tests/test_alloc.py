@@ -4,9 +4,12 @@ import os
 
 import pytest
 
-import cldmabuf
-import dmabufs
-from conftest import cl, np
+from conftest import require
+
+cl, np = require()
+
+import cldmabuf  # noqa: E402
+import dmabufs  # noqa: E402
 
 mf = cl.mem_flags
 N = 4096

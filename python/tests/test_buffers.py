@@ -6,9 +6,12 @@ import tempfile
 
 import pytest
 
-import cldmabuf
-import dmabufs
-from conftest import cl, np
+from conftest import require
+
+cl, np = require()
+
+import cldmabuf  # noqa: E402
+import dmabufs  # noqa: E402
 
 mf = cl.mem_flags
 N = 16384  # uint32 elements: 64 KiB

@@ -4,9 +4,12 @@ import os
 
 import pytest
 
-import cldmabuf
-import dmabufs
-from conftest import cl, np
+from conftest import require
+
+cl, np = require()
+
+import cldmabuf  # noqa: E402
+import dmabufs  # noqa: E402
 
 mf = cl.mem_flags
 RGBA8UI = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.UNSIGNED_INT8)

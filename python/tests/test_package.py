@@ -6,8 +6,11 @@ import sys
 
 import pytest
 
-import cldmabuf
-from conftest import cl
+from conftest import require
+
+cl, _ = require()
+
+import cldmabuf  # noqa: E402
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python", "camera_to_cl.py")
 

@@ -5,9 +5,12 @@ import select
 
 import pytest
 
-import cldmabuf
-import dmabufs
-from conftest import cl
+from conftest import require
+
+cl, _ = require()
+
+import cldmabuf  # noqa: E402
+import dmabufs  # noqa: E402
 
 
 @pytest.fixture

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from conftest import cl  # noqa: F401  (skips the module without pyopencl)
+from conftest import require
+
+require()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
