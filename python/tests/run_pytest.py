@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """Runs the pytest suite for meson test: ``python3 run_pytest.py [pytest args]``.
 
 Exit status: pytest's, except 77 (meson's "skipped") when pytest or
