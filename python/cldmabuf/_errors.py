@@ -19,7 +19,7 @@ _capture = os.environ.get("CLDMABUF_PY_LOG_CAPTURE", "1") != "0"
 def set_log_capture(enabled):
     """Turns the capture of the layer's log around each call on or off.
 
-    On (the default), stderr is redirected into a temporary file for the
+    On (the default), stderr is redirected into a memory file for the
     duration of each OpenCL call of this package and written back right
     after it, so that the exception of a refused call can quote the layer's
     ``cldmabuf: error:`` line.  Turn it off (or set
@@ -49,6 +49,7 @@ class Error(cl.Error):
     """
 
     def __init__(self, routine, code, layer_log=None, detail=""):
+        self._routine, self._code = routine, code
         self.code_name = _cl.error_name(code)
         self.layer_log = layer_log
         message = "%s (%d)" % (self.code_name, code)
@@ -58,10 +59,25 @@ class Error(cl.Error):
             message += "; the layer said: " + layer_log
         else:
             message += "; run with CLDMABUF_LOG=info for the layer's account"
-        super().__init__(cl._cl._ErrorRecord(routine, code, message))
+        self._message = message
+        # pyopencl's own errors carry an _ErrorRecord (its .what); a
+        # pyopencl without that private class still gets the message.
+        try:
+            record = cl._cl._ErrorRecord(routine, code, message)
+        except (AttributeError, TypeError):
+            record = message
+        super().__init__(record)
+
+    @property
+    def code(self):
+        return self._code
+
+    @property
+    def routine(self):
+        return self._routine
 
     def __str__(self):
-        return "%s failed: %s" % (self.routine, self.what.what())
+        return "%s failed: %s" % (self._routine, self._message)
 
 
 class NotSupportedError(RuntimeError):
