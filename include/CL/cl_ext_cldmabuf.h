@@ -173,8 +173,8 @@ extern "C" {
  * with it the layer keeps a linear GBM buffer beside the GL object and copies
  * on the GPU (one glBlitFramebuffer in the producer's context on acquire, one
  * back on release unless the cl_mem is CL_MEM_READ_ONLY; docs/egl.md, "Tiled
- * exports").  CLDMABUF_EGL_FORCE_COPY=1 (a test switch) treats every export as
- * tiled. */
+ * exports").  CLDMABUF_DEBUG=egl-force-copy (a test switch) treats every
+ * export as tiled. */
 #define CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF 0x10C0F
 
 /* ---- DRM fourcc -> OpenCL image formats --------------------------------- */

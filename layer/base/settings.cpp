@@ -61,6 +61,11 @@ bool valid_value(const SettingSpec &spec, const std::string &v, std::string *nor
             if (v == off) return *normalised = "0", true;
         return false;
     case SettingKind::path: return true;
+    case SettingKind::debug: {
+        const DebugWords words = parse_debug_words(v);
+        *normalised = words.known;
+        return words.unknown.empty();
+    }
     }
     return false;
 }
@@ -239,6 +244,15 @@ LoadedSettings load_settings(const SettingsInputs &in) {
     for (const SettingSpec &spec : setting_table()) {
         const char *v = in.getenv(spec.env);
         if (!v || !*v) continue;  // empty is unset, as every reader of the variables has always taken it
+        if (spec.kind == SettingKind::debug) {
+            // Not all or nothing: an unknown word is named once and dropped,
+            // the known ones apply.
+            const DebugWords words = parse_debug_words(v);
+            if (!words.unknown.empty()) out.refusals.push_back(debug_refusal(words, "environment"));
+            if (!words.known.empty()) out.values.push_back({&spec, words.known, "environment"});
+            out.debug = words.mask;
+            continue;
+        }
         std::string normalised;
         if (valid_value(spec, v, &normalised))
             out.values.push_back({&spec, normalised, "environment"});
@@ -280,22 +294,55 @@ SettingsInputs process_settings_inputs() {
 }
 
 const char *setting(const char *env_name) {
-    const SettingSpec *spec = find_setting(env_name);
-    if (!spec) return std::getenv(env_name);
-    const State *s = state();
-    if (spec->every_call) {
-        // Validated (and refused once) at load; here only re-read.
-        std::string normalised;
-        if (const char *v = s->getenv(spec->env); v && *v) {
-            if (!valid_value(*spec, v, &normalised)) return nullptr;
-            if (spec->kind != SettingKind::flag) return v;
-            return normalised == "1" ? "1" : "0";
+    if (!find_setting(env_name)) return std::getenv(env_name);
+    const LoadedSetting *l = state()->loaded.find(env_name);
+    return l ? l->value.c_str() : nullptr;
+}
+
+DebugWords parse_debug_words(std::string_view text) {
+    DebugWords out;
+    for (size_t start = 0; start < text.size();) {
+        const size_t end = std::min(text.find_first_of(", \t", start), text.size());
+        const std::string_view word = text.substr(start, end - start);
+        start = end + 1;
+        if (word.empty()) continue;
+        const DebugWordSpec *spec = nullptr;
+        for (const DebugWordSpec &w : debug_word_table())
+            if (word == w.word) spec = &w;
+        if (!spec) {
+            if (std::find(out.unknown.begin(), out.unknown.end(), word) == out.unknown.end())
+                out.unknown.emplace_back(word);
+            continue;
         }
+        const unsigned bit = static_cast<unsigned>(spec->bit);
+        if (out.mask & bit) continue;  // named twice: listed once
+        out.mask |= bit;
+        out.known += (out.known.empty() ? "" : ",") + std::string(word);
     }
-    const LoadedSetting *l = s->loaded.find(env_name);
-    if (!l) return nullptr;
-    if (spec->every_call && l->source == "environment") return nullptr;  // unset since: the default
-    return l->value.c_str();
+    return out;
+}
+
+std::string debug_refusal(const DebugWords &words, const std::string &source) {
+    std::string unknown;
+    for (const std::string &w : words.unknown) unknown += (unknown.empty() ? "" : ", ") + w;
+    // Short, as a malformed file line is quoted: the known words at the end
+    // must survive log_line's buffer.
+    if (unknown.size() > 120) unknown = unknown.substr(0, 117) + "...";
+    return "setting CLDMABUF_DEBUG (" + source + "): unknown word" + (words.unknown.size() > 1 ? "s " : " ") +
+           unknown + " ignored" + (words.known.empty() ? "" : "; " + words.known + " applies") +
+           " (known words: " + debug_words_known() + "; tests/README.md)";
+}
+
+bool debug_on(DebugWord word) {
+    const State *s = state();
+    const unsigned bit = static_cast<unsigned>(word);
+    for (const DebugWordSpec &w : debug_word_table()) {
+        if (w.bit != word || !w.every_call) continue;
+        // Checked (and an unknown word logged) at load; here only re-read.
+        const char *v = s->getenv("CLDMABUF_DEBUG");
+        return v && (parse_debug_words(v).mask & bit) != 0;
+    }
+    return (s->loaded.debug & bit) != 0;
 }
 
 void validate_settings() { (void)state(); }

@@ -8,6 +8,10 @@
 // default.  Every value is validated once: a refused one gets one LOG_ERROR
 // line naming the setting, its source and the accepted values, and the
 // default is used.
+//
+// The table holds what a user decides.  What exists only so that a test can
+// reach a path is a word of CLDMABUF_DEBUG (below; tests/README.md), in the
+// manner of Mesa's RUSTICL_DEBUG: one variable, a list of words.
 #pragma once
 
 #include <functional>
@@ -23,6 +27,7 @@ enum class SettingKind {
     integer,  // decimal, min..max
     flag,     // 1/0, on/off, true/false, yes/no; setting() answers "1" or "0"
     path,     // any non-empty text (a file, a device node, a library name)
+    debug,    // CLDMABUF_DEBUG: words of debug_word_table(), comma- or space-separated
 };
 
 struct SettingSpec {
@@ -32,8 +37,9 @@ struct SettingSpec {
     long long min, max;        // integer
     const char *default_text;  // what applies when unset: docs and refusal lines
     const char *effect;        // the docs' "effect" column (markdown)
-    bool env_only = false;     // CLDMABUF_SETTINGS_FILE: names the file, so not in it
-    bool every_call = false;   // setting() reads the environment on each call (tests flip it)
+    // Not in the settings file: CLDMABUF_SETTINGS_FILE names the file;
+    // CLDMABUF_DEBUG is a test's, which a file left behind must not carry.
+    bool env_only = false;
 };
 
 std::span<const SettingSpec> setting_table();
@@ -70,6 +76,7 @@ struct LoadedSettings {
     std::vector<LoadedSetting> values;  // only the settings that are set
     std::string file;                   // the settings file read; empty: none
     std::vector<std::string> refusals;  // one log line each (without the "cldmabuf: error: ")
+    unsigned debug = 0;                 // CLDMABUF_DEBUG's known words (DebugWord bits)
 
     const LoadedSetting *find(std::string_view env_name) const;
 };
@@ -82,5 +89,47 @@ SettingsInputs process_settings_inputs();
 
 // Tests: load again from `in` (setting() answers from it) and log its refusals.
 void reload_settings(const SettingsInputs &in);
+
+// ---- CLDMABUF_DEBUG: the test instruments ------------------------------------
+// CLDMABUF_DEBUG=word,word (commas or spaces between): switches that make the
+// layer take a path a test must reach on a machine that would not take it by
+// itself.  No user decides them; tests/README.md documents each word.  The
+// list is read with the other settings, at load; an unknown word gets one
+// log line naming it and the known words, and the other words still apply.
+// A word outweighs the user setting it bends (zero-copy-fail over
+// CLDMABUF_ZERO_COPY_CHECK, semaphores-force over CLDMABUF_SEMAPHORES).
+enum class DebugWord : unsigned {
+    egl_force_copy = 1u << 0,    // every EGL export taken as tiled: the GPU copy path (layer/egl)
+    zero_copy_fail = 1u << 1,    // every zero-copy check reports a copying ICD (layer/import)
+    semaphores_force = 1u << 2,  // the layer's cl_khr_semaphore over an ICD's own (layer/sync)
+};
+
+struct DebugWordSpec {
+    const char *word;  // "egl-force-copy"
+    DebugWord bit;
+    // debug_on() reads the environment on each call: tests switch the word
+    // within one process (egl-force-copy, per import).  Otherwise the word is
+    // as the list was at load.
+    bool every_call;
+    const char *effect;  // for the log and tests/README.md
+};
+
+std::span<const DebugWordSpec> debug_word_table();
+// "egl-force-copy, zero-copy-fail, semaphores-force"
+std::string debug_words_known();
+
+struct DebugWords {
+    unsigned mask = 0;                 // DebugWord bits
+    std::string known;                 // the known words, in the order given, joined by ","
+    std::vector<std::string> unknown;  // in the order given, each once
+};
+// Splits on commas, spaces and tabs; empty words are skipped; words match
+// exactly (lower case).  Pure: the loader and the unit tests use it.
+DebugWords parse_debug_words(std::string_view text);
+// The one log line for a list with unknown words (without "cldmabuf: error: ").
+std::string debug_refusal(const DebugWords &words, const std::string &source);
+
+// Whether CLDMABUF_DEBUG names `word`.
+bool debug_on(DebugWord word);
 
 }  // namespace cldmabuf

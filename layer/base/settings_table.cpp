@@ -15,7 +15,8 @@ namespace {
 using K = SettingKind;
 
 // Order: where the file lookup starts, then the user guide's order
-// (logging, import, hand-off, mapping cache, blitter, EGL).
+// (logging, import, hand-off, mapping cache, blitter, EGL, semaphores), then
+// the tests' CLDMABUF_DEBUG.
 const SettingSpec table[] = {
     {"CLDMABUF_SETTINGS_FILE", K::path, nullptr, 0, 0,
      "`$XDG_CONFIG_HOME/cldmabuf/settings.txt` (or `~/.config/...`), then `/etc/cldmabuf/settings.txt`",
@@ -27,9 +28,8 @@ const SettingSpec table[] = {
      "`copy` forces the device-copy route, `zero-copy` forces `USE_HOST_PTR`"},
     {"CLDMABUF_DMABUF_IMPORT", K::word, "icd|layer", 0, 0, "`icd`",
      "where the ICD imports dma-bufs itself it gets the import; `layer` keeps it in the layer ([icds.md](icds.md))"},
-    {"CLDMABUF_ZERO_COPY_CHECK", K::word, "on|off|fail", 0, 0, "`on`",
-     "`off` trusts `CL_DEVICE_HOST_UNIFIED_MEMORY` without checking the ICD uses the pages in place; "
-     "`fail` (tests) takes every checked device as copying"},
+    {"CLDMABUF_ZERO_COPY_CHECK", K::word, "on|off", 0, 0, "`on`",
+     "`off` trusts `CL_DEVICE_HOST_UNIFIED_MEMORY` without checking the ICD uses the pages in place"},
     {"CLDMABUF_STAGING", K::word, "auto|register|pinned|off", 0, 0, "`auto`",
      "copy route on devices without host-unified memory: `auto` registers each import's dma-buf with the ICD (a "
      "`CL_MEM_USE_HOST_PTR` buffer over a mapping of it, pinned by NVIDIA) else two pinned 16 MiB slots; `register`, "
@@ -62,20 +62,41 @@ const SettingSpec table[] = {
     {"CLDMABUF_EGL_LIB", K::path, nullptr, 0, 0, "`libEGL.so.1`", "the libEGL to load (a path or a library name)"},
     {"CLDMABUF_VA_LIBRARY", K::path, nullptr, 0, 0, "`libva.so.2`",
      "the libva to load for cl_intel_va_api_media_sharing (a path or a library name; docs/va-api.md)"},
-    {"CLDMABUF_EGL_FORCE_COPY", K::flag, nullptr, 0, 0, "`0`",
-     "`1` (tests): treat every EGL export as tiled, so the GPU copy path runs; read on every import", false,
-     true},
-    {"CLDMABUF_SEMAPHORES", K::word, "auto|force|off", 0, 0, "`auto`",
-     "`cl_khr_semaphore` with sync_fd on ICDs without it; `force` puts the layer's over an ICD's own, `off` adds "
-     "none ([semaphores.md](semaphores.md))"},
+    {"CLDMABUF_SEMAPHORES", K::word, "auto|off", 0, 0, "`auto`",
+     "`cl_khr_semaphore` with sync_fd on ICDs without it; `off` adds none ([semaphores.md](semaphores.md))"},
     {"CLDMABUF_EXPLICIT_FENCES", K::word, "auto|off", 0, 0, "`auto`",
      "acquire waits on the dma-buf's fences as one sync_file and release puts its own fence into written "
      "dma-bufs where the kernel allows; `off` polls and attaches nothing ([semaphores.md](semaphores.md))"},
+    // Last: not a user's decision, the tests' instruments (debug_word_table below).
+    {"CLDMABUF_DEBUG", K::debug, nullptr, 0, 0, "none",
+     "test instruments, not for users: each word makes the layer take a path a test must reach "
+     "([tests/README.md](../tests/README.md), \"CLDMABUF_DEBUG\")",
+     true},
+};
+
+// The words of CLDMABUF_DEBUG.  tests/README.md documents each one
+// (tests/unit/check_knobs.py checks that it does).
+const DebugWordSpec debug_words[] = {
+    {"egl-force-copy", DebugWord::egl_force_copy, true,
+     "every EGL export is taken as tiled, so the GPU copy path runs on drivers that export LINEAR (llvmpipe); "
+     "read on every import"},
+    {"zero-copy-fail", DebugWord::zero_copy_fail, false,
+     "every zero-copy check reports an ICD that copies: every import takes the copy route"},
+    {"semaphores-force", DebugWord::semaphores_force, false,
+     "the layer's `cl_khr_semaphore` (with sync_fd) over an ICD's own"},
 };
 
 }  // namespace
 
 std::span<const SettingSpec> setting_table() { return table; }
+
+std::span<const DebugWordSpec> debug_word_table() { return debug_words; }
+
+std::string debug_words_known() {
+    std::string out;
+    for (const DebugWordSpec &w : debug_words) out += (out.empty() ? "" : ", ") + std::string(w.word);
+    return out;
+}
 
 const SettingSpec *find_setting(std::string_view env_name) {
     for (const SettingSpec &s : table)
@@ -100,6 +121,7 @@ std::string setting_accepted(const SettingSpec &spec) {
         return "an integer " + std::to_string(spec.min) + ".." + std::to_string(spec.max);
     case SettingKind::flag: return "1, 0, on, off, true, false, yes, no";
     case SettingKind::path: return "a non-empty path";
+    case SettingKind::debug: return "words, comma- or space-separated: " + debug_words_known();
     }
     return {};
 }

@@ -28,13 +28,10 @@
 namespace cldmabuf::egl {
 namespace {
 
-// CLDMABUF_EGL_FORCE_COPY=1: treat every export as tiled, so that the copy
-// path runs on drivers that export LINEAR (tests on llvmpipe).  Read on each
-// import: tests switch it within one process.
-bool force_copy() {
-    const char *v = setting("CLDMABUF_EGL_FORCE_COPY");
-    return v && *v == '1';
-}
+// CLDMABUF_DEBUG=egl-force-copy: treat every export as tiled, so that the
+// copy path runs on drivers that export LINEAR (tests on llvmpipe).  Read on
+// each import: tests switch it within one process.
+bool force_copy() { return debug_on(DebugWord::egl_force_copy); }
 
 std::string fourcc_text(int fourcc) {
     std::string s;
@@ -107,7 +104,7 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
         if (!req.allow_tiled)
             return give_up(req.refused_tiling,
                            std::string("the EGLImage's layout (modifier ") + hex +
-                               (forced ? ", copy forced by CLDMABUF_EGL_FORCE_COPY" : "") +
+                               (forced ? ", copy forced by CLDMABUF_DEBUG=egl-force-copy" : "") +
                                ") is not linear: it needs a GPU copy; set CL_EGL_IMAGE_ALLOW_TILED_CLDMABUF "
                                "to CL_TRUE to consent to it");
     }

@@ -99,7 +99,7 @@ const NamedFunction layer_functions[] = {
 };
 
 // cl_khr_semaphore, cl_khr_external_semaphore(_sync_fd) (layer/sync/entry_points.cpp):
-// where the platform's ICD has no cl_khr_semaphore or CLDMABUF_SEMAPHORES=force
+// where the platform's ICD has no cl_khr_semaphore or CLDMABUF_DEBUG=semaphores-force
 // (sync::hand_out_semaphore_functions); the ICD's own otherwise.
 const NamedFunction semaphore_functions[] = {
     {"clCreateSemaphoreWithPropertiesKHR", as_address(sync::create_semaphore_with_properties)},

@@ -23,8 +23,9 @@
 namespace cldmabuf {
 
 // ZeroCopyVerdict: layer/icd/profile.hpp.
-// CLDMABUF_ZERO_COPY_CHECK=on (default) | off (trust the device's claim, as
-// before) | fail (test instrument: every check reports `copies`).
+// CLDMABUF_ZERO_COPY_CHECK=on (default) | off (trust the device's claim
+// unchecked); CLDMABUF_DEBUG=zero-copy-fail (a test's instrument): every
+// check reports `copies`.
 ZeroCopyVerdict check_buffer_zero_copy(cl_context context, cl_device_id device, ExporterKind exporter, int fd);
 
 }  // namespace cldmabuf

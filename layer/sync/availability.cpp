@@ -12,11 +12,11 @@ namespace cldmabuf::sync {
 
 SemaphoreMode semaphore_mode() {
     static const SemaphoreMode mode = [] {
+        // force: CLDMABUF_DEBUG=semaphores-force, a test's instrument, over the user's auto or off.
+        if (debug_on(DebugWord::semaphores_force)) return SemaphoreMode::force;
         const char *v = setting("CLDMABUF_SEMAPHORES");
-        if (!v || !*v || !std::strcmp(v, "auto")) return SemaphoreMode::automatic;
-        if (!std::strcmp(v, "force")) return SemaphoreMode::force;
-        if (!std::strcmp(v, "off")) return SemaphoreMode::off;
-        return SemaphoreMode::automatic;  // the settings loader refused it with its one line
+        if (v && !std::strcmp(v, "off")) return SemaphoreMode::off;
+        return SemaphoreMode::automatic;  // unset, auto, or refused by the settings loader with its one line
     }();
     return mode;
 }

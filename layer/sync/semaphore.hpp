@@ -1,5 +1,5 @@
 // The layer's binary semaphores (cl_khr_semaphore on an ICD that has none,
-// or every ICD with CLDMABUF_SEMAPHORES=force).  A semaphore is a layer
+// or every ICD with CLDMABUF_DEBUG=semaphores-force).  A semaphore is a layer
 // object, never handed to the ICD: the handle is a pointer into the layer
 // (first field a dispatch pointer, as ICD objects have), valid while it is in
 // the live set.  Its state is one optional pending payload:

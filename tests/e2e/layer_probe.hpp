@@ -29,7 +29,7 @@ bool layer_takes_blitter();
 
 // Whether the layer imports a dma-buf buffer in place on the first device
 // (asked once per process: one 4 KiB import and its route).  False where the
-// copy route is forced (CLDMABUF_IMPORT=copy, CLDMABUF_ZERO_COPY_CHECK=fail)
+// copy route is forced (CLDMABUF_IMPORT=copy, CLDMABUF_DEBUG=zero-copy-fail)
 // and on devices without host-unified memory (NVIDIA's discrete GPU).
 bool layer_imports_in_place();
 

@@ -41,7 +41,7 @@ struct LayerSemaphores {
         Dl_info where{};
         if (!dladdr(reinterpret_cast<void *>(create), &where) || !where.dli_fname ||
             !std::strstr(where.dli_fname, "libcldmabuf"))
-            SKIP("the ICD's own cl_khr_semaphore serves this platform (CLDMABUF_SEMAPHORES=force tests the layer's)");
+            SKIP("the ICD's own cl_khr_semaphore serves this platform (CLDMABUF_DEBUG=semaphores-force tests the layer's)");
         REQUIRE(wait);
         REQUIRE(signal);
         REQUIRE(info);

@@ -3,7 +3,7 @@
 // Gen9: its dma-bufs report exp_name "i915" in /proc/self/fdinfo, and
 // vgen9_set_export_name() makes the next imports see another exporter.
 // Tagged [exporter] and [zcc]; meson runs [zcc] alone too (the check then
-// runs on the test's own buffer) and with CLDMABUF_ZERO_COPY_CHECK=fail.
+// runs on the test's own buffer) and with CLDMABUF_DEBUG=zero-copy-fail.
 #include <catch2/catch_test_macros.hpp>
 
 #include <linux/ioctl.h>  // _IOWR behind the DMA_BUF_IOCTL_* numbers (issue #29)
@@ -25,6 +25,7 @@
 #include "layer_probe.hpp"
 
 using namespace e2e;
+using cldmabuf::test::debug_word_on;
 using cldmabuf::test::env_is;
 using cldmabuf::test::Vgen9Control;
 using cldmabuf::test::vgen9;
@@ -44,7 +45,7 @@ cl_mem import(const ClEnv &env, Dmabuf &buf, cl_mem_flags flags = CL_MEM_READ_WR
 
 // The copy route: forced, or a device without host-unified memory (NVIDIA's discrete GPU).
 bool copies_expected() {
-    return env_is("CLDMABUF_IMPORT", "copy") || env_is("CLDMABUF_ZERO_COPY_CHECK", "fail") || !layer_imports_in_place();
+    return env_is("CLDMABUF_IMPORT", "copy") || debug_word_on("zero-copy-fail") || !layer_imports_in_place();
 }
 
 // Copies one import into another exported as `exporter`; returns how many
@@ -143,7 +144,7 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
     // The check writes the first bytes through the ICD and restores them.
     CHECK(words.has_words(0xabc00000));
     if (copies_expected()) {
-        // CLDMABUF_ZERO_COPY_CHECK=fail plays an ICD that copies: never
+        // CLDMABUF_DEBUG=zero-copy-fail plays an ICD that copies: never
         // reported as zero-copy, a device copy synced on acquire/release.
         CHECK(route_of(mem) == CL_DMA_BUF_ROUTE_COPY_CLDMABUF);
     } else {
@@ -165,7 +166,7 @@ TEST_CASE("zero-copy check: the ICD's use of the mapping is checked, the bytes a
     clReleaseKernel(k);
     clReleaseMemObject(mem);
 
-    if (env_is("CLDMABUF_ZERO_COPY_CHECK", "fail")) {
+    if (debug_word_on("zero-copy-fail")) {
         // An image over such a dma-buf is a device copy too, whatever its
         // own route probe (which runs on ordinary memory) says.
         if (device_has_images(env)) {

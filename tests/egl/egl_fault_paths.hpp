@@ -39,7 +39,7 @@ struct SweepRun {
 
 struct SweepPath {
     const char *name;
-    bool force_copy;          // CLDMABUF_EGL_FORCE_COPY=1: the linear-copy path (layer/egl/linear_copy.cpp)
+    bool force_copy;          // CLDMABUF_DEBUG=egl-force-copy: the linear-copy path (layer/egl/linear_copy.cpp)
     std::set<cl_int> allowed;  // the spec's errors of the entry points the operation calls
     std::function<void(SweepEnv &, SweepRun &)> setup;
     std::function<cl_int(SweepEnv &, SweepRun &)> op;

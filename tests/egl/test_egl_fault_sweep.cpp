@@ -42,6 +42,7 @@
 #include "fault_control.hpp"
 #include "fault_errnos.hpp"
 #include "settled_counts.hpp"
+#include "test_env.hpp"
 
 using namespace egltest;
 using cldmabuf::test::captured_log;
@@ -213,14 +214,9 @@ std::string errors_text(const std::map<cl_int, int> &seen) {
     return s.empty() ? "-" : s;
 }
 
-struct ForceCopy {
-    bool on;
-    explicit ForceCopy(bool force) : on(force) {
-        if (on) setenv("CLDMABUF_EGL_FORCE_COPY", "1", 1);
-    }
-    ~ForceCopy() {
-        if (on) unsetenv("CLDMABUF_EGL_FORCE_COPY");
-    }
+// The layer reads egl-force-copy on every import.
+struct ForceCopy : cldmabuf::test::DebugWordScope {
+    explicit ForceCopy(bool force) : DebugWordScope("egl-force-copy", force) {}
 };
 
 bool both_injectors() { return fault().loaded && egl_fault().loaded; }

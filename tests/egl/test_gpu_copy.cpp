@@ -1,5 +1,5 @@
 // The tiled-export path on llvmpipe (which exports LINEAR): the test switch
-// CLDMABUF_EGL_FORCE_COPY=1 makes the layer treat every export as tiled, so
+// CLDMABUF_DEBUG=egl-force-copy makes the layer treat every export as tiled, so
 // it allocates a linear GBM buffer and copies with glBlitFramebuffer inside
 // the producer's context.  Checked: refusal without consent (naming the
 // flag is in the log line), the same bits as the zero-copy path both ways,
@@ -8,14 +8,15 @@
 #include <cstdlib>
 
 #include "gl_share.hpp"
+#include "test_env.hpp"
 
 using namespace egltest;
 
 namespace {
 
-struct ForceCopy {
-    ForceCopy() { setenv("CLDMABUF_EGL_FORCE_COPY", "1", 1); }
-    ~ForceCopy() { unsetenv("CLDMABUF_EGL_FORCE_COPY"); }
+// The layer reads egl-force-copy on every import.
+struct ForceCopy : cldmabuf::test::DebugWordScope {
+    ForceCopy() : DebugWordScope("egl-force-copy") {}
 };
 
 // Producer state nobody would leave as the default, so a sloppy restore shows.

@@ -270,7 +270,7 @@ TEST_CASE("native semaphores: strings, queries and functions pass through", "[se
     CHECK(imports == std::vector<cl_external_semaphore_handle_type_khr>{CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR});
 }
 
-TEST_CASE("CLDMABUF_SEMAPHORES=force: the layer's semaphores over the ICD's own", "[semaphores-forced]") {
+TEST_CASE("CLDMABUF_DEBUG=semaphores-force: the layer's semaphores over the ICD's own", "[semaphores-forced]") {
     Env env;
     cl_int err = CL_SUCCESS;
     auto imports = platform_array<cl_external_semaphore_handle_type_khr>(
