@@ -1,9 +1,9 @@
 // "Could this query name be one the layer answers?" in a bit test, for the
 // wrappers that pass almost every call through (clGetMemObjectInfo,
-// clGetDeviceInfo).  Issue #18's bound is +5 instructions over the ICD alone,
-// and the loader's extra indirection is one of them, so the wrapper may spend
-// four: load a 64-bit mask, test the bit of the name's low six bits, branch,
-// jump to the next table's function.  A name that shares its low six bits
+// clGetDeviceInfo).  A pass-through's bound is +5 instructions over the ICD
+// alone (docs/benchmarks.md), and the loader's extra indirection is one of
+// them, so the wrapper may spend four: load a 64-bit mask, test the bit of
+// the name's low six bits, branch, jump to the next table's function.  A name that shares its low six bits
 // with one of the layer's only costs the full (exact) check in the
 // out-of-line answer; the filter never says "not ours" for a name that is.
 #pragma once

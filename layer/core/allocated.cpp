@@ -44,7 +44,7 @@ void counted(Table &t) {
 // What an object's destructor callback closes: its own dup, and its entry
 // only while the entry is still its own.  NVIDIA calls destructor callbacks
 // late and may have given the handle to a newer allocation meanwhile, whose
-// entry replaced this one's (issue #28): that one's fd stays open.
+// entry replaced this one's: that one's fd stays open.
 struct Owed {
     uint64_t token;
     int fd;

@@ -18,7 +18,8 @@ extern cl_icd_dispatch layer_dispatch __attribute__((visibility("hidden")));
 
 // The dispatch table below the layer, its 2.x/3.0 slots guarded for older
 // ICDs (layer/icd/slots.hpp).  Valid after init.  Inline: a pass-through
-// wrapper's call down is then one load and a jump (issue #18).
+// wrapper's call down is then one load and a jump (a pass-through's bound:
+// layer/base/name_filter.hpp).
 inline const cl_icd_dispatch &next() { return dispatch_tables::guarded_next; }
 
 // The layer's own table (what the loader calls).  The one way a feature

@@ -267,8 +267,8 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     }
     // A marker enqueued before the wait list's commands (the fast attempt's,
     // ahead of a release's write-back) does not wait for them: the step
-    // enqueues its own over the list (issue #28: a fence signalled while the
-    // copy route's Read still wrote the mapping).
+    // enqueues its own over the list, or the fence could be signalled while
+    // the copy route's Read still writes the mapping.
     if (marker && step.num_events > 0) {
         next().clReleaseEvent(marker);
         marker = nullptr;

@@ -63,10 +63,11 @@ struct HostStep {
         openable_acquire,
         // Nothing of the dma-buf's: a release (SYNC END, a CPU write-back,
         // signalling its fence).  Not counted per object: a later release
-        // may put its fence in while one is unfinished (issue #28: the
-        // earlier release's step signalled its fence and a consumer had read
-        // the bytes, but until its work returned the next release on that
-        // dma-buf attached nothing, and the next consumer read stale bytes).
+        // may put its fence in while one is unfinished (counted, the next
+        // release on that dma-buf would attach nothing until the earlier
+        // release's work returned, although its step had signalled its fence
+        // and a consumer had read the bytes; the next consumer would read
+        // stale bytes).
         nothing,
     };
     Waits waits = Waits::dmabuf_fences;

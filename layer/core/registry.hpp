@@ -118,7 +118,7 @@ inline bool no_imports() { return import_registry_detail::live.load(std::memory_
 // No side table holds a cl_mem handle: a creation entry has nothing to retire.
 inline bool no_mem_handles() { return import_registry_detail::mem_handles.load(std::memory_order_relaxed) == 0; }
 
-// Stale handles (issue #28): an entry lives while its object is the
+// Stale handles: an entry lives while its object is the
 // application's, not until the ICD's destructor callback, which can come
 // late (NVIDIA), after the ICD has handed the handle value to a new object.
 // So an entry is retired, dead for every lookup, as soon as either
@@ -192,7 +192,7 @@ struct StepTimes {
     cl_ulong queued = 0, submit = 0, start = 0, end = 0;  // device clock where known, ns
 };
 
-// An entry lives while the application holds the event (issue #28, item 5):
+// An entry lives while the application holds the event:
 // the layer hands each step's event out with one reference; the
 // application's clRetainEvent / clReleaseEvent move the count (hold / drop,
 // layer/core/events.cpp), and its last release drops the entry whatever the

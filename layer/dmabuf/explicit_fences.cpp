@@ -2,7 +2,7 @@
 
 #include <errno.h>
 // _IOWR, which DMA_BUF_IOCTL_EXPORT_SYNC_FILE expands to: <linux/dma-buf.h>
-// does not include it, and only x86-64 got it through another header (issue #29).
+// does not include it, and only x86-64 gets it through another header.
 #include <linux/ioctl.h>
 #include <linux/dma-buf.h>
 #include <poll.h>

@@ -21,7 +21,7 @@ uint64_t next_token = 1;
 
 // The callback's own copy of the record: NVIDIA calls destructor callbacks
 // late and may have given the handle to a newer object meanwhile, whose
-// record replaced this one's (issue #28).  The record goes only while it is
+// record replaced this one's.  The record goes only while it is
 // this object's; the linear copy and the EGLImage destroyed are always this
 // object's own.
 struct Owned {

@@ -140,8 +140,8 @@ void *semaphore_function(const char *name) {
 // An enqueue that has a slot in the table (GL sharing's acquire and release,
 // the EGL ones) is handed out as the layer's slot, whatever the next table
 // answered: it counts once (a trampoline in front of a loader dispatcher
-// that calls the slot counted it twice, issue #28 item 6) and keeps the
-// layer's handling of the objects.
+// that calls the slot would count it twice) and keeps the layer's handling
+// of the objects.
 void *own_slot(const char *name) {
     if (!std::strcmp(name, "clEnqueueAcquireGLObjects")) return reinterpret_cast<void *>(ours().clEnqueueAcquireGLObjects);
     if (!std::strcmp(name, "clEnqueueReleaseGLObjects")) return reinterpret_cast<void *>(ours().clEnqueueReleaseGLObjects);
@@ -237,7 +237,7 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clGetMemObjectInfo, chain::mem_object_info);
     wrap(t.clGetImageInfo, chain::image_info);
 
-    // Stale handles (layer/import/fresh_handles.hpp, issue #28): a memory
+    // Stale handles (layer/import/fresh_handles.hpp): a memory
     // object the ICD creates may have a dead import's handle, which the
     // registry then retires; the application's retains and releases count
     // its references on imports (its last release retires the entry).  The

@@ -1,8 +1,6 @@
-// One entry function per slot that more than one feature has a say in.
-// Until issue #15 the read-only guard and the host-access checks copied the
-// table and wrapped whatever earlier install_* calls had put in these slots,
-// so the order the checks ran in was the order of the installs.  Here it is
-// written down, the same for every slot:
+// One entry function per slot that more than one feature has a say in, so
+// that the order the checks run in is written down here, the same for every
+// slot, rather than left to the order in which features install wrappers:
 //
 //   1. the read-only guard (layer/handoff/read_only_guard.hpp): a host-enqueued
 //      write into a CL_MEM_READ_ONLY zero-copy import would make the ICD
@@ -23,11 +21,10 @@
 // installs each read, write, fill and map entry behind checked_enqueue
 // (layer/queue/passthrough.hpp), which counts as landed and forwards at once
 // then and jumps here otherwise, so a program that never imports pays one compare and
-// one branch over a counted slot (issue #18).
+// one branch over a counted slot (a pass-through's bound: layer/base/name_filter.hpp).
 //
 // 1 and 2 never both refuse (one is about zero-copy imports, the other
-// about copy-route ones); the order is the one the installs had, so the log
-// line an application sees is unchanged.
+// about copy-route ones), so their order decides no refusal's log line.
 #include "layer/entry/entry_chains.hpp"
 
 #include "layer/alloc/create.hpp"

@@ -1,7 +1,6 @@
-// Import of a dma-buf fd into a buffer (clCreateBufferWithProperties), and
-// the names other parts of the layer used from layer/import/buffer.hpp before
-// the import moved here (issue #15): they are declared in the pipeline's
-// own headers, included below.
+// Import of a dma-buf fd into a buffer (clCreateBufferWithProperties).  The
+// import pipeline's own headers are included below, so that the parts of the
+// layer that include this header get the pipeline's names from it.
 #pragma once
 
 #include "layer/base/cl_compat.h"

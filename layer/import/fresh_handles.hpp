@@ -1,4 +1,4 @@
-// Handles the ICD hands out again (issue #28, item 4).  An ICD may destroy a
+// Handles the ICD hands out again.  An ICD may destroy a
 // memory object and give its handle value to the next one before it calls
 // the first one's destructor callbacks (NVIDIA 580 does), so the registry
 // may still hold an import, or a sub-buffer of one, under a handle that now

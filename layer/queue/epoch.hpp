@@ -13,11 +13,11 @@
 //   bits 20..63  the epoch: commands whose call to the ICD returned (or that
 //                are counted as landed, below).
 //
-// A command belongs to an epoch only once the ICD has it (issue #28, item 1).
-// Counting it into the epoch before the ICD had it let another thread's
-// clFinish read an epoch that already included a kernel not yet in the
-// queue; the finish recorded the queue quiet, and a release ordered after
-// the kernel skipped its marker and did SYNC END while the kernel wrote.
+// A command belongs to an epoch only once the ICD has it.  Counted into the
+// epoch before the ICD had it, another thread's clFinish could read an epoch
+// that already included a kernel not yet in the queue; the finish would
+// record the queue quiet, and a release ordered after the kernel would skip
+// its marker and do SYNC END while the kernel wrote.
 //
 // The invariant every reader relies on (written in docs/layer-rules.md,
 // "The queue protocol"):

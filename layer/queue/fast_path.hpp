@@ -1,4 +1,4 @@
-// The fast paths' one interface (issue #29): which form the enqueue word's
+// The fast paths' one interface: which form the enqueue word's
 // hot spots take on this build, and the contract every form keeps.
 //
 // Three hot spots count application commands into the enqueue word
@@ -16,7 +16,8 @@
 // test_dispatch_table, testicd-races, testicd-fast-paths):
 //   - assembly, one file per architecture (fast_path_<arch>.hpp: the asm
 //     text, operands numbered as that file says), where it pays: GCC gives
-//     the C++ form a frame and stack copies around the tail call (issue #18);
+//     the C++ form a frame and stack copies around the tail call, past a
+//     pass-through's bound of +5 instructions (layer/base/name_filter.hpp);
 //   - portable C++, on every other target and wherever the sanitizer must
 //     see the word's writes (TSan), or when asked for with
 //     `-Dfast_paths=portable` (meson_options.txt; CI builds x86-64 so, so the

@@ -6,8 +6,9 @@
 //
 // Why naked: GCC 12 gives the C++ form of a pass-through a prologue that
 // saves a register and copies the stack arguments out and back whenever the
-// function has a second way out, taken or not (issue #18: +11 instructions on
-// clEnqueueReadBuffer in C++, +31 with the checks inline; +2 so).
+// function has a second way out, taken or not: +11 instructions on
+// clEnqueueReadBuffer in C++, +31 with the checks inline, +2 so, against a
+// pass-through's bound of +5 (layer/base/name_filter.hpp).
 #pragma once
 
 #define CLDMABUF_FAST_PATHS_ARCH "x86-64 asm"

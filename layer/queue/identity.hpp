@@ -3,7 +3,7 @@
 // collect).  Remembered for the one queue asked last, since a program's
 // handoffs go to one queue in turn: two ICD calls saved per command (on
 // rusticl under the VM lane's TCG about 4 us each, a quarter of what a
-// quiet handoff cost over its floor, issue #18).
+// quiet handoff costs over its floor).
 //
 // Forgotten whenever that handle is released through the layer or handed
 // out again by a create: an ICD may reuse a released queue's handle for a

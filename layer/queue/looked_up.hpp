@@ -6,8 +6,7 @@
 // signature.  Without it such a lookup turns the word's users off for the
 // process (note_unseen_enqueue): the blitter's automatic semaphore chain,
 // and the quiet queue's handoffs (layer/queue/quiet.hpp), which on NVIDIA
-// went back to watching every marker once a program had asked for its
-// semaphores (issue #18, device call of 2026-12-04).
+// would watch every marker again once a program asked for its semaphores.
 //
 // Like a pass-through (layer/queue/passthrough.hpp): while no import is
 // alive the command is counted as landed and the trampoline jumps to the
@@ -17,10 +16,11 @@
 //
 // A pool of 256, one trampoline per distinct ICD function (the same
 // function asked again, for any name or platform, gets the same one back);
-// past it, and on targets other than x86-64 (issue #29), the ICD's
-// function is handed out and the enqueue noted unseen, as before.  The
-// trampolines are naked assembly, which no sanitizer instruments: a TSan
-// build uses them too (the word is relaxed there as everywhere).
+// past it the ICD's function is handed out and the enqueue noted unseen.
+// The trampolines take the build's fast-path form (layer/queue/fast_path.hpp:
+// assembly where it pays, portable C++ elsewhere and under TSan); no
+// sanitizer instruments either, so every build uses them (the word is
+// relaxed there as everywhere).
 #pragma once
 
 namespace cldmabuf {

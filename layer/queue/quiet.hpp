@@ -3,10 +3,10 @@
 // (layer/queue/epoch.hpp).  While the word has moved only by the handoff's
 // own begin since, no command entered or left any queue of the process, so a
 // handoff on that queue has nothing to wait for and need not ask its marker
-// (issue #18: on a slow ICD, rusticl or PoCL under the VM lane's TCG, a
-// marker completes hundreds of microseconds after its flush, past the fast
-// path's watch, and a round of acquire + release + clFinish then cost three
-// times the floor).
+// (on a slow ICD, rusticl or PoCL under the VM lane's TCG, a marker completes
+// hundreds of microseconds after its flush, past the fast path's watch, and
+// a round of acquire + release + clFinish that asked it would cost three
+// times the ICD's floor).
 //
 // What makes a queue quiet (note_quiet_queue):
 //   - clFinish returned CL_SUCCESS (the word read before it);
@@ -20,13 +20,13 @@
 // quiet only when the word it reads after its own begin equals the record's
 // point + its own begin: no application command began or ended since the
 // point.  A command in flight at the point (another thread's kernel, counted
-// but not yet in the queue when clFinish read the word: issue #28) either
+// but not yet in the queue when clFinish read the word) either
 // ended since, and the word moved, or has not returned to its caller yet, so
 // the application cannot have ordered it before the handoff and may not rely
 // on either order.
 //
 // One record, not one per queue: a program that alternates queues loses the
-// shortcut (its handoffs watch their markers as before), never correctness.
+// shortcut (its handoffs then watch their markers), never correctness.
 #pragma once
 
 #include <cstdint>

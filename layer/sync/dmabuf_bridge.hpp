@@ -1,5 +1,5 @@
-// The dma-buf side of explicit fences, for release (issue #20 item 2,
-// docs/semaphores.md "Bridges to dma-bufs").
+// The dma-buf side of explicit fences, for release (docs/semaphores.md,
+// "Bridges to dma-bufs").
 //
 // A release that still has work ahead of it puts a layer fence into each
 // written dma-buf as its writer (DMA_BUF_IOCTL_IMPORT_SYNC_FILE), so an
