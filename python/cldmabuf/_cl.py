@@ -28,11 +28,11 @@ SEMAPHORE_PAYLOAD_KHR = 0x203C
 SEMAPHORE_EXPORT_HANDLE_TYPES_KHR = 0x203F
 SEMAPHORE_EXPORT_HANDLE_TYPES_LIST_END_KHR = 0
 SEMAPHORE_HANDLE_SYNC_FD_KHR = 0x2058
-# The final cl_khr_semaphore names one device list for memory and semaphores
-# (CL_DEVICE_HANDLE_LIST_KHR, 0x2051); the provisional one, which the layer
-# reads, had a semaphore list of its own.
-SEMAPHORE_DEVICE_HANDLE_LIST_KHR = 0x2051
-SEMAPHORE_DEVICE_HANDLE_LIST_PROVISIONAL_KHR = 0x2053
+# cl_khr_semaphore 1.0 gives semaphores a device list of their own
+# (CL_SEMAPHORE_DEVICE_HANDLE_LIST_KHR, 0x2053), which the layer reads; the
+# provisional extension shared external memory's (0x2051: Debian 12's
+# headers still say so).
+SEMAPHORE_DEVICE_HANDLE_LIST_KHR = 0x2053
 SEMAPHORE_DEVICE_HANDLE_LIST_END_KHR = 0
 
 # The layer's own names (include/CL/cl_ext_cldmabuf.h).

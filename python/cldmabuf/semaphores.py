@@ -8,7 +8,7 @@ import pyopencl as cl
 
 from . import _cl
 from ._errors import check, layer_log
-from ._support import SYNC_FD_EXTENSION, extension_function, layer_loaded, require_extension
+from ._support import SYNC_FD_EXTENSION, extension_function, require_extension
 
 
 def _fn(platform, name):
@@ -73,12 +73,8 @@ def _create(context, device, props):
             raise ValueError("a context of several devices needs device= for a semaphore")
         device = context.devices[0]
     elif len(context.devices) != 1:
-        # The layer reads the provisional extension's name of the device
-        # list; an implementation of the final one reads the shared name.
-        platform = device.platform
-        name = (_cl.SEMAPHORE_DEVICE_HANDLE_LIST_PROVISIONAL_KHR if layer_loaded(platform)
-                else _cl.SEMAPHORE_DEVICE_HANDLE_LIST_KHR)
-        props = props + [name, device.int_ptr, _cl.SEMAPHORE_DEVICE_HANDLE_LIST_END_KHR]
+        props = props + [_cl.SEMAPHORE_DEVICE_HANDLE_LIST_KHR, device.int_ptr,
+                         _cl.SEMAPHORE_DEVICE_HANDLE_LIST_END_KHR]
     platform = require_extension(context, SYNC_FD_EXTENSION, [device], "a sync_fd semaphore")
     create = _fn(platform, "clCreateSemaphoreWithPropertiesKHR")
     err = ctypes.c_int32(0)
