@@ -320,8 +320,10 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // Checked here: the write-back below rebuilds the wait list.
     if (cl_int err = check_wait_list(num_events, wait_list); err != CL_SUCCESS) return err;
     stats().releases += list.size();
-    // Merge or write back whole, decided once now (layer/handoff/alias_merge.hpp).
-    for (const auto &import : list) decide_release(*import);
+    // Each import's write-back, decided once now: its Read's destination
+    // (layer/handoff/alias_merge.hpp).
+    WriteBackList write_backs;
+    for (const auto &import : list) write_backs.push_back(decide_release(*import));
 
     cl_event marker = nullptr;
     // A SYNC END that failed on the fast path fails the release as it does on
@@ -337,7 +339,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         if (completes_fast(plan.way, idle, true)) {
             // Every earlier command finished: device copies come back now, and
             // the CPU access bracket closes, for every import even after a failure.
-            fast_failure = fast_copies_out(queue, list, marker);
+            fast_failure = fast_copies_out(queue, list, write_backs, marker);
             for (const auto &import : list) {
                 const cl_int ended = end_cpu_access(*import, import->sync_access_flags(), "release");
                 if (fast_failure == CL_SUCCESS) fast_failure = ended;
@@ -364,14 +366,19 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // step merges its changes (layer/handoff/alias_merge.hpp).
     std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
     std::vector<cl_event> readbacks;
-    const StagingList staging = stagings_of(list, queue, copied_out_whole);
+    // A scratch write-back's Read goes into its scratch, never through staging.
+    StagingList staging;
+    for (size_t i = 0; i < list.size(); ++i)
+        staging.push_back(copied_out(*list[i]) && !release_scratch(write_backs[i].get())
+                              ? staging_for(*list[i], queue)
+                              : nullptr);
     for (size_t i = 0; i < list.size(); ++i) {
         const Import &import = *list[i];
         if (!copied_out(import) || staging[i]) continue;
         cl_event done = nullptr;
         cl_int err = copy_to_dmabuf(queue, import, static_cast<cl_uint>(waits.size()),
                                     waits.empty() ? nullptr : waits.data(), &done, CL_FALSE,
-                                    release_scratch(import));
+                                    release_scratch(write_backs[i].get()));
         if (err != CL_SUCCESS) {
             for (cl_event e : readbacks) next().clReleaseEvent(e);
             return err;
@@ -396,13 +403,13 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     const bool retiles = std::any_of(list.begin(), list.end(), [](const auto &i) { return i->over_tiled_shadow(); });
     step.waits = retiles ? HostStep::Waits::dmabuf_fences : HostStep::Waits::nothing;
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
-    step.work = [list, staging, fences](cl_int prior) -> cl_int {
+    step.work = [list, staging, fences, write_backs](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
         for (size_t i = 0; i < list.size(); ++i) {
             const auto &import = list[i];
             // The scratch holds the device copy (its Read is in the wait
             // list); after a failed command the dma-buf is left as it was.
-            if (copied_out(*import)) finish_release(*import, result == CL_SUCCESS);
+            if (copied_out(*import)) finish_release(*import, write_backs[i].get(), result == CL_SUCCESS);
             // Pinned staging: every earlier command finished (the marker), so
             // the device copy is final.  After a failed command the dma-buf
             // is left as it was.

@@ -1,10 +1,9 @@
 #include "layer/handoff/alias_merge.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "layer/base/log.hpp"
@@ -12,57 +11,51 @@
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/core/dmabuf_aliases.hpp"
 #include "layer/core/import_state.hpp"
+#include "layer/handoff/copy_cycle.hpp"
 #include "layer/handoff/staging.hpp"
 
 namespace cldmabuf {
+
+class ReleaseWriteBack {
+public:
+    WriteBack decided = WriteBack::direct;
+    std::vector<uint8_t> scratch;  // the command's Read of the device copy (WriteBack::scratch)
+};
+
 namespace {
 
-// One import's merge state, kept from its acquire to its release; the
-// buffers stay allocated for the next cycle until the import's teardown.
-// Every field under `mutex` (a late alias's snapshot is taken on the thread
-// that made the alias).
-struct Snapshot {
-    bool armed = false;         // `uploaded` holds what this cycle's acquire uploaded
-    bool watching = false;      // acquired alone: a late alias snapshots it (in `watched`)
-    bool merging = false;       // decide_release: this release merges
-    bool decided_whole = false; // decide_release: no merge; not watched until the release ran
-    std::vector<uint8_t> uploaded;  // the host bytes the acquire uploaded
-    std::vector<uint8_t> scratch;   // the release's read of the device copy
+// One import's part of its dma-buf's record: its CycleState and the bytes
+// its acquire uploaded (kept while armed; the buffer stays allocated for
+// the next cycle until the import's teardown).
+struct ImportCycle {
+    CycleState state;
+    std::vector<uint8_t> uploaded;
+};
+
+// Everything the copy route's write-back knows about one dma-buf: its
+// imports' cycles.  All records under one lock, never held across a kernel
+// wait (a snapshot or merge is a memcpy of the mapping).
+struct DmabufRecord {
+    std::unordered_map<const Import *, ImportCycle> imports;
 };
 
 std::mutex mutex;
-std::vector<const Import *> watched;  // imports with watching set
-// Imports with merging set: the hot check's one load.  Relaxed is enough:
-// a release's decide_release() and its merges_release()/release_scratch()
-// run on the one thread that enqueues it (program order); every other
-// reader takes `mutex`.
-std::atomic<size_t> merging_count{0};
+std::unordered_map<DmabufKey, DmabufRecord, DmabufKeyHash> records;
 
-void forget(const Import &import);
-ImportState<Snapshot> snapshots{forget};
-
-void stop_watching(const Import &import, Snapshot &s) {
-    if (!s.watching) return;
-    s.watching = false;
-    watched.erase(std::remove(watched.begin(), watched.end(), &import), watched.end());
-}
-
-void set_merging(Snapshot &s, bool on) {
-    if (s.merging != on) on ? merging_count.fetch_add(1, std::memory_order_relaxed)
-                            : merging_count.fetch_sub(1, std::memory_order_relaxed);
-    s.merging = on;
-}
+ImportCycle &cycle_of(const Import &import) { return records[dmabuf_key(import)].imports[&import]; }
 
 void forget(const Import &import) {
-    {
-        std::lock_guard lock(mutex);
-        if (Snapshot *s = snapshots.find(import)) {
-            stop_watching(import, *s);
-            set_merging(*s, false);
-        }
-    }
-    snapshots.forget(import);
+    std::vector<uint8_t> gone;  // freed outside the lock
+    std::lock_guard lock(mutex);
+    auto it = records.find(dmabuf_key(import));
+    if (it == records.end()) return;
+    auto entry = it->second.imports.find(&import);
+    if (entry == it->second.imports.end()) return;
+    gone.swap(entry->second.uploaded);
+    it->second.imports.erase(entry);
+    if (it->second.imports.empty()) records.erase(it);
 }
+[[maybe_unused]] const bool registered = (register_import_state(&forget), true);
 
 // Uploaded on acquire and written back on release: neither READ_ONLY
 // nor WRITE_ONLY (layer/handoff/transfers.hpp, copied_in/copied_out).
@@ -96,14 +89,19 @@ Rows rows_of(const Import &import) {
 }
 
 // Keeps the dma-buf's bytes as they are now (under `mutex`, CPU bracket open).
-void take_snapshot(const Import &import, Snapshot &s) {
+void take_snapshot(const Import &import, ImportCycle &c) {
     const Rows r = rows_of(import);
     const auto *host = static_cast<const uint8_t *>(copy_route_host(import));
-    s.uploaded.resize(r.span());
+    c.uploaded.resize(r.span());
     for (size_t z = 0; z < r.slices; ++z)
         for (size_t y = 0; y < r.count; ++y)
-            std::memcpy(s.uploaded.data() + r.offset(z, y), host + r.offset(z, y), r.row_bytes);
-    s.armed = true;
+            std::memcpy(c.uploaded.data() + r.offset(z, y), host + r.offset(z, y), r.row_bytes);
+}
+
+void step(const Import &import, ImportCycle &c, CycleEvent event) {
+    const CycleStep s = cycle_step(c.state, event);
+    if (s.take_snapshot) take_snapshot(import, c);
+    c.state = s.next;
 }
 
 // Writes dst[i] = now[i] wherever now[i] != before[i]; returns the bytes written.
@@ -122,27 +120,21 @@ size_t merge_row(uint8_t *dst, const uint8_t *now, const uint8_t *before, size_t
     return written;
 }
 
-// The dma-buf of `made` has one more import: every import of it acquired
-// while alone (watched) keeps the bytes it uploaded, which the dma-buf still
-// holds (nothing wrote it while acquired: alias_merge.hpp).
+// The dma-buf of `made` has one more import: every import of it held while
+// alone keeps the bytes its acquire uploaded, which the dma-buf still holds
+// (nothing wrote it while held: alias_merge.hpp).
 void late_alias(const Import &made) {
-    const DmabufKey key = dmabuf_key(made);
     std::lock_guard lock(mutex);
-    for (size_t i = 0; i < watched.size();) {
-        const Import &other = *watched[i];
-        if (&other == &made || !(dmabuf_key(other) == key)) {
-            ++i;
-            continue;
-        }
-        Snapshot *s = snapshots.find(other);
-        if (s) {
-            take_snapshot(other, *s);
-            s->watching = false;
+    auto it = records.find(dmabuf_key(made));
+    if (it == records.end()) return;
+    for (auto &[import, cycle] : it->second.imports) {
+        if (import == &made) continue;
+        const bool was_armed = cycle.state.armed;
+        step(*import, cycle, CycleEvent::alias_appeared);
+        if (!was_armed && cycle.state.armed)
             LOG_DEBUG("import %p now shares its dma-buf with import %p: kept what its acquire uploaded (%zu bytes), "
                       "its release writes back only what its device changed",
-                      static_cast<void *>(other.mem), static_cast<void *>(made.mem), s->uploaded.size());
-        }
-        watched.erase(watched.begin() + static_cast<std::ptrdiff_t>(i));
+                      static_cast<const void *>(import->mem), static_cast<void *>(made.mem), cycle.uploaded.size());
     }
 }
 
@@ -159,79 +151,59 @@ void *copy_route_host(const Import &import) {
 
 void note_upload(const Import &import) {
     if (!both_ways(import)) return;
+    const bool aliased = dmabuf_aliased(import);
     std::lock_guard lock(mutex);
-    Snapshot &s = snapshots.emplace(import, Snapshot{});
-    stop_watching(import, s);
-    s.armed = false;
-    if (dmabuf_aliased(import)) {
-        take_snapshot(import, s);
+    ImportCycle &c = cycle_of(import);
+    step(import, c, aliased ? CycleEvent::acquire_ran_aliased : CycleEvent::acquire_ran_alone);
+    if (aliased)
         LOG_DEBUG("acquire: import %p shares its dma-buf with %zu other import(s): kept the %zu bytes uploaded, "
                   "its release writes back only what the device changed",
-                  static_cast<void *>(import.mem), dmabuf_import_count(import) - 1, s.uploaded.size());
-    } else if (!s.decided_whole) {
-        s.watching = true;
-        watched.push_back(&import);
+                  static_cast<void *>(import.mem), dmabuf_import_count(import) - 1, c.uploaded.size());
+}
+
+std::shared_ptr<ReleaseWriteBack> decide_release(const Import &import) {
+    if (!both_ways(import)) return nullptr;
+    const bool aliased = dmabuf_aliased(import);
+    auto out = std::make_shared<ReleaseWriteBack>();
+    {
+        std::lock_guard lock(mutex);
+        out->decided = decide_write_back(aliased, cycle_of(import).state.armed);
     }
+    if (out->decided == WriteBack::scratch) out->scratch.resize(rows_of(import).span());
+    return out;
 }
 
-void decide_release(const Import &import) {
-    if (!both_ways(import)) return;
-    std::lock_guard lock(mutex);
-    Snapshot &s = snapshots.emplace(import, Snapshot{});
-    const bool merge = s.armed || dmabuf_aliased(import);
-    set_merging(s, merge);
-    s.decided_whole = !merge;
-    // A whole write-back's Read goes into the dma-buf: no late snapshot of it.
-    if (!merge) stop_watching(import, s);
+void *release_scratch(const ReleaseWriteBack *write_back) {
+    if (!write_back || write_back->decided != WriteBack::scratch) return nullptr;
+    return const_cast<uint8_t *>(write_back->scratch.data());
 }
 
-bool merges_release(const Import &import) {
-    if (merging_count.load(std::memory_order_relaxed) == 0) return false;
+size_t finish_release(const Import &import, const ReleaseWriteBack *write_back, bool apply) {
+    if (!both_ways(import) || !write_back) return 0;
     std::lock_guard lock(mutex);
-    const Snapshot *s = snapshots.find(import);
-    return s && s->merging;
-}
-
-void *release_scratch(const Import &import) {
-    if (merging_count.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard lock(mutex);
-    Snapshot *s = snapshots.find(import);
-    if (!s || !s->merging) return nullptr;
-    s->scratch.resize(rows_of(import).span());
-    return s->scratch.data();
-}
-
-size_t finish_release(const Import &import, bool apply) {
-    if (!both_ways(import)) return 0;
-    std::lock_guard lock(mutex);
-    Snapshot *s = snapshots.find(import);
-    if (!s) return 0;
+    ImportCycle &c = cycle_of(import);
     size_t written = 0;
-    if (s->merging && apply) {
+    const Finish finish = finish_write_back(write_back->decided, c.state, apply);
+    if (finish != Finish::nothing) {
         const Rows r = rows_of(import);
         auto *host = static_cast<uint8_t *>(copy_route_host(import));
+        const uint8_t *scratch = write_back->scratch.data();
         for (size_t z = 0; z < r.slices; ++z)
             for (size_t y = 0; y < r.count; ++y) {
                 const size_t at = r.offset(z, y);
-                if (s->armed) {
-                    written += merge_row(host + at, s->scratch.data() + at, s->uploaded.data() + at, r.row_bytes);
-                } else {
-                    // Merging, but the acquire found no alias (it went away
-                    // meanwhile): no snapshot, so the device copy goes back whole.
-                    std::memcpy(host + at, s->scratch.data() + at, r.row_bytes);
-                }
+                if (finish == Finish::merge)
+                    written += merge_row(host + at, scratch + at, c.uploaded.data() + at, r.row_bytes);
+                else
+                    std::memcpy(host + at, scratch + at, r.row_bytes);
             }
-        if (s->armed) {
+        if (finish == Finish::merge) {
             stats().alias_merges++;
             stats().alias_merged_bytes += written;
             LOG_DEBUG("release: import %p wrote back the %zu bytes its device changed", static_cast<void *>(import.mem),
                       written);
         }
     }
-    set_merging(*s, false);
-    s->armed = false;
-    s->decided_whole = false;
-    stop_watching(import, *s);
+    step(import, c, CycleEvent::release_ran);
     return written;
 }
 

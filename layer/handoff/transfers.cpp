@@ -18,7 +18,6 @@ bool copied_in(const Import &import) {
 bool copied_out(const Import &import) {
     return import.route == Route::copy && !(import.flags & CL_MEM_READ_ONLY);
 }
-bool copied_out_whole(const Import &import) { return copied_out(import) && !merges_release(import); }
 
 StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*moves)(const Import &)) {
     StagingList out;
@@ -128,12 +127,14 @@ cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *
 // release's `marker`: from the application's queue NVIDIA moved the same
 // Read at 3.5 GB/s, from the staging's at its pinned rate
 // (layer/handoff/staging.cpp).  The first error, after trying them all.
-cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, cl_event marker) {
+cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, const WriteBackList &write_backs,
+                       cl_event marker) {
     cl_int result = CL_SUCCESS;
-    for (const auto &import : list) {
+    for (size_t i = 0; i < list.size(); ++i) {
+        const auto &import = list[i];
         if (!copied_out(*import)) continue;
         // A merging release's (alias_merge.hpp) Read goes into its scratch, never through staging.
-        void *scratch = release_scratch(*import);
+        void *scratch = release_scratch(write_backs[i].get());
         std::shared_ptr<PinnedStaging> staging;
         if (!scratch && copy_bytes(*import) > fast_copy_limit) {
             staging = staging_for(*import, queue);
@@ -142,7 +143,7 @@ cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, cl_event 
         const cl_int err = staging && registered_mapping(*import)
                                ? registered_to_dmabuf_after(*staging, *import, marker)
                                : copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE, scratch);
-        finish_release(*import, err == CL_SUCCESS);  // merges the scratch, or forgets a whole write-back's decision
+        finish_release(*import, write_backs[i].get(), err == CL_SUCCESS);  // merges the scratch (alias_merge.hpp)
         if (err != CL_SUCCESS) {
             LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
             if (result == CL_SUCCESS) result = err;

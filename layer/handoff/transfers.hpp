@@ -15,6 +15,9 @@
 namespace cldmabuf {
 
 using ImportList = std::vector<std::shared_ptr<Import>>;
+class ReleaseWriteBack;
+// One release command's write-back of each import of its list (alias_merge.hpp), in the list's order.
+using WriteBackList = std::vector<std::shared_ptr<ReleaseWriteBack>>;
 
 // Device copies of Route::copy imports: whole buffers, or for images the
 // pixels at the plane's offset with the dma-buf's own pitches.
@@ -36,9 +39,6 @@ cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, c
 // an aliased import, layer/handoff/alias_merge.hpp), with the same layout.
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done, cl_bool blocking = CL_FALSE, void *into = nullptr);
-// Copy-route imports whose release writes the device copy back whole (every
-// one the device may write but those that merge, alias_merge.hpp).
-bool copied_out_whole(const Import &import);
 
 // Copy-route imports up to this size take the fast path.
 constexpr size_t fast_copy_limit = size_t{1} << 20;
@@ -51,6 +51,7 @@ bool large_registered_transfer(const Import &import);
 // event that completes after all of them.
 cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *command);
 // The fast release's device copies, read back at once before SYNC END.
-cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, cl_event marker);
+cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, const WriteBackList &write_backs,
+                       cl_event marker);
 
 }  // namespace cldmabuf

@@ -362,3 +362,53 @@ TEST_CASE("[copy-route] two imports of one dma-buf, released before their acquir
     CHECK(holds_only(imp, {{0, 2048, 0xc1}, {8192, 2048, 0xd2}}, 0x21));
     CHECK(merges(env) - m0 == 2);
 }
+
+// Pipelined: two cycles through one import enqueued behind a user event
+// before either ran, the other import alive and idle.  Each release command
+// has its own write-back (layer/handoff/copy_cycle.hpp); with one per
+// import, the first release's finish switched the second's merge off and
+// every byte of the second write was lost.
+TEST_CASE("[copy-route] two cycles through one import enqueued before either ran: the second write stays",
+          "[copy-route][alias][kernel]") {
+    constexpr size_t N = 16384;
+    AliasCase c(N, 2, 0x11);
+    auto &[env, imp, m0] = c;
+    cl_int err = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(env.context, &err);
+    REQUIRE(err == CL_SUCCESS);
+    cl_mem x = imp.mems[0];
+    std::vector<uint8_t> v1(N, 0x21), v2(N, 0x22);
+    bool out_of_order = false;
+    SECTION("in-order queue") {}
+    SECTION("out-of-order queue, each command waiting for the one before") { out_of_order = true; }
+    cl_command_queue q = env.queue;
+    if (out_of_order) {
+        const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+        q = clCreateCommandQueueWithProperties(env.context, env.device, props, &err);
+        if (err != CL_SUCCESS) SKIP("no out-of-order queue on this device");
+    }
+    // Every command waits for the one before (an out-of-order queue runs nothing in order by itself).
+    cl_event last = gate;
+    clRetainEvent(last);
+    auto chained = [&](auto &&enqueue) {
+        cl_event e = nullptr;
+        REQUIRE(enqueue(1, &last, &e) == CL_SUCCESS);
+        clReleaseEvent(last);
+        last = e;
+    };
+    for (const auto *v : {&v1, &v2}) {
+        chained([&](cl_uint n, const cl_event *w, cl_event *e) { return env.acquire(q, 1, &x, n, w, e); });
+        chained([&](cl_uint n, const cl_event *w, cl_event *e) {
+            return clEnqueueWriteBuffer(q, x, CL_FALSE, 0, N, v->data(), n, w, e);
+        });
+        chained([&](cl_uint n, const cl_event *w, cl_event *e) { return env.release(q, 1, &x, n, w, e); });
+    }
+    REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+    REQUIRE(clFinish(q) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &last) == CL_SUCCESS);
+    clReleaseEvent(last);
+    clReleaseEvent(gate);
+    if (q != env.queue) clReleaseCommandQueue(q);
+    CHECK(range_is(imp.view, 0, N, 0x22));
+    CHECK(merges(env) - m0 == 2);
+}
