@@ -95,6 +95,21 @@ cl_int collect(cl_command_queue queue, cl_uint n, const cl_mem *mems, ImportList
     return CL_SUCCESS;
 }
 
+// The facts a failure of an earlier step changes: a failure latched on the
+// queue, an import a failed acquire detached (layer/handoff/failed_acquire_shield.hpp).
+// Asked for the plan and again once the marker was seen (MarkerFacts).
+struct FailureFacts {
+    bool queue_failed = false;
+    bool detached = false;
+};
+FailureFacts failure_facts(cl_command_queue queue, const ImportList &list, bool acquire) {
+    FailureFacts f;
+    f.queue_failed = any_queue_failure() && queue_failure(queue) < 0;
+    if (acquire && any_import_shielded())
+        for (const auto &import : list) f.detached |= import_shielded(*import);
+    return f;
+}
+
 // The facts the plan rests on (layer/handoff/plan.hpp), asked once.  `word`:
 // the enqueue word read after the command's own begin.
 HandoffFacts facts_of(cl_command_queue queue, const ImportList &list, cl_uint num_events, const cl_event *wait_list,
@@ -110,10 +125,10 @@ HandoffFacts facts_of(cl_command_queue queue, const ImportList &list, cl_uint nu
         f.copy_route_only &= import->route == Route::copy && !import->over_tiled_shadow();
     }
     if (f.wait_list || f.tiled_shadow || f.slow_transfer) return f;  // queued whatever the rest says
-    f.queue_failed = any_queue_failure() && queue_failure(queue) < 0;
-    // An import a failed acquire detached (layer/handoff/failed_acquire_shield.hpp): the queued step maps it again.
-    if (acquire && any_import_shielded())
-        for (const auto &import : list) f.detached |= import_shielded(*import);
+    // An import a failed acquire detached: the queued step maps it again.
+    const FailureFacts failure = failure_facts(queue, list, acquire);
+    f.queue_failed = failure.queue_failed;
+    f.detached = failure.detached;
     f.profiled_event = event && profiling_queue(queue);
     f.steps_unfinished = host_steps_unfinished();
     f.quiet = !f.steps_unfinished && queue_still_quiet(queue, word);
@@ -225,10 +240,12 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &step.marker, &idle);
             err != CL_SUCCESS)
             return err;
-        const bool fences_clear = idle && std::all_of(list.begin(), list.end(), [](const auto &import) {
+        const FailureFacts failure = failure_facts(queue, list, true);  // after the marker
+        MarkerFacts after{idle, false, failure.queue_failed, failure.detached};
+        after.fences_clear = idle && std::all_of(list.begin(), list.end(), [](const auto &import) {
             return fences_signalled_now(*import, import->sync_access_flags());
         });
-        if (completes_fast(plan.way, idle, fences_clear)) {
+        if (completes_fast(plan.way, after)) {
             for (const auto &import : list)
                 if (fast_failure == CL_SUCCESS)
                     fast_failure = sync_start(*import, import->sync_access_flags(), "acquire");
@@ -336,7 +353,8 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &marker, &idle);
             err != CL_SUCCESS)
             return err;
-        if (completes_fast(plan.way, idle, true)) {
+        const FailureFacts failure = failure_facts(queue, list, false);  // after the marker
+        if (completes_fast(plan.way, MarkerFacts{idle, true, failure.queue_failed, failure.detached})) {
             // Every earlier command finished: device copies come back now, and
             // the CPU access bracket closes, for every import even after a failure.
             fast_failure = fast_copies_out(queue, list, write_backs, marker);

@@ -31,12 +31,19 @@ HandoffPlan plan_handoff(const HandoffFacts &f) {
     return {HandoffWay::fast_watched, true};
 }
 
-bool completes_fast(HandoffWay way, bool marker_idle, bool fences_clear) {
+bool completes_fast(HandoffWay way, const MarkerFacts &m) {
+    // Invariant: a fast way completes only with no failure latched on its
+    // queue and no import detached, as read after the marker.  A failure
+    // latched while the marker was watched (or between the plan's reads and
+    // the marker) is the queued step's to report; the command would
+    // otherwise succeed, its kernels run on detached pages and its release
+    // write nothing back.
+    if (m.queue_failed || m.detached) return false;
     switch (way) {
     case HandoffWay::queued: return false;
     case HandoffWay::fast_quiet:
-    case HandoffWay::fast_unwatched: return fences_clear;  // the marker is idle by the plan's invariant
-    case HandoffWay::fast_watched: return marker_idle && fences_clear;
+    case HandoffWay::fast_unwatched: return m.fences_clear;  // the marker is idle by the plan's invariant
+    case HandoffWay::fast_watched: return m.idle && m.fences_clear;
     }
     return false;
 }

@@ -1,7 +1,8 @@
 // The handoff's choices as pure functions of named facts (issue #28): which
 // way an acquire or release goes, and what a queued release does with its
-// fence.  Each fact is asked once at the command's enqueue
-// (layer/handoff/acquire_release.cpp gathers them); the functions hold no
+// fence.  Each fact is asked once at the command's enqueue, those a failure
+// changes once more after the marker (layer/handoff/acquire_release.cpp
+// gathers them); the functions hold no
 // state and call nothing, so tests/unit/test_handoff_plan.cpp walks their
 // whole tables.  The invariant behind each fast way is written next to it
 // in plan.cpp and in docs/layer-rules.md, "The queue protocol".
@@ -41,11 +42,21 @@ struct HandoffPlan {
 
 HandoffPlan plan_handoff(const HandoffFacts &facts);
 
+// What a fast way learns once its marker was enqueued and, watched, seen
+// complete.  The failure facts are HandoffFacts' two read again then: an
+// earlier step of the queue latches its failure and detaches its dma-bufs
+// before it opens its gate, so a marker seen complete after it orders them.
+struct MarkerFacts {
+    bool idle = false;          // the marker completed (or was not watched: the plan knows the answer)
+    bool fences_clear = false;  // no fence pending on the imports (a release asks none: true)
+    bool queue_failed = false;  // as HandoffFacts::queue_failed, read after the marker
+    bool detached = false;      // as HandoffFacts::detached, read after the marker
+};
+
 // A fast way, once its marker was enqueued: whether the command completes
 // at once (its syscalls on the caller's thread) or becomes a queued step
-// over that marker.  `marker_idle`: the marker completed (or was not
-// watched); `fences_clear`: no fence pending on the imports (acquire only).
-bool completes_fast(HandoffWay way, bool marker_idle, bool fences_clear);
+// over that marker.
+bool completes_fast(HandoffWay way, const MarkerFacts &facts);
 
 // What a queued release does with its fence for one import (layer/handoff/release_fences.hpp).
 struct ReleaseFenceFacts {

@@ -462,6 +462,7 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue q, cl_mem m, void *
 cl_int CL_API_CALL enqueue_marker_with_wait_list(cl_command_queue q, cl_uint n, const cl_event *waits,
                                                  cl_event *event) {
     if (injected_failure("clEnqueueMarkerWithWaitList")) return CL_OUT_OF_RESOURCES;
+    park_point("clEnqueueMarkerWithWaitList");  // not in the queue yet: what is ahead may still finish
     return submit(q, CL_COMMAND_MARKER, n, waits, event, false, {}, [] { return CL_SUCCESS; });
 }
 

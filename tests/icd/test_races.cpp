@@ -19,27 +19,11 @@
 #include "dmabuf_view.hpp"
 #include "test_dmabufs.hpp"
 #include "test_handoff.hpp"
+#include "test_park.hpp"
 
 using namespace testicd_test;
 
 namespace {
-
-constexpr cl_platform_info kPark = 0x7E60, kParked = 0x7E61, kUnpark = 0x7E62;  // tests/icd/testicd.hpp
-
-void park(const Env &env, const char *function) {
-    REQUIRE(clGetPlatformInfo(env.platform, kPark, std::strlen(function) + 1, const_cast<char *>(function),
-                              nullptr) == CL_SUCCESS);
-}
-bool wait_parked(const Env &env) {
-    for (int i = 0; i < 10000; ++i) {
-        cl_uint parked = 0;
-        if (clGetPlatformInfo(env.platform, kParked, sizeof parked, &parked, nullptr) == CL_SUCCESS && parked)
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return false;
-}
-void unpark(const Env &env) { REQUIRE(clGetPlatformInfo(env.platform, kUnpark, 0, nullptr, nullptr) == CL_SUCCESS); }
 
 // A consumer's view of the dma-buf: POLLIN not ready now means a writer's
 // fence is pending (what an implicit-sync reader waits for).

@@ -76,15 +76,28 @@ TEST_CASE("handoff plan: the rows that matter", "[handoff-plan]") {
     CHECK(plan_handoff(release).way == HandoffWay::fast_quiet);
 }
 
-TEST_CASE("handoff plan: a fast way completes only with its marker idle (or known idle) and no fence pending",
+TEST_CASE("handoff plan: a fast way completes only with its marker idle (or known idle), no fence pending and no "
+          "failure read after the marker",
           "[handoff-plan]") {
-    for (int idle = 0; idle < 2; ++idle)
-        for (int clear = 0; clear < 2; ++clear) {
-            CHECK_FALSE(completes_fast(HandoffWay::queued, idle, clear));
-            CHECK(completes_fast(HandoffWay::fast_quiet, idle, clear) == bool(clear));
-            CHECK(completes_fast(HandoffWay::fast_unwatched, idle, clear) == bool(clear));
-            CHECK(completes_fast(HandoffWay::fast_watched, idle, clear) == (idle && clear));
+    const HandoffWay ways[] = {HandoffWay::queued, HandoffWay::fast_quiet, HandoffWay::fast_unwatched,
+                               HandoffWay::fast_watched};
+    int fast = 0;
+    for (HandoffWay way : ways)
+        for (unsigned bits = 0; bits < 16; ++bits) {
+            const MarkerFacts m{bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8)};
+            INFO("way " << int(way) << ", marker facts bits " << bits);
+            const bool fast_way = way != HandoffWay::queued;
+            const bool marker_ok = way != HandoffWay::fast_watched || m.idle;  // quiet, unwatched: idle by the plan
+            // A failure latched, or an import detached, while the marker was
+            // watched: the queued step reports it.
+            const bool failed = m.queue_failed || m.detached;
+            CHECK(completes_fast(way, m) == (fast_way && marker_ok && m.fences_clear && !failed));
+            fast += completes_fast(way, m);
         }
+    CHECK(fast == 5);  // quiet and unwatched whatever the marker said (2 each), watched with it idle
+    // The row the failure fact exists for: the marker idle, nothing pending, a failure latched meanwhile.
+    CHECK_FALSE(completes_fast(HandoffWay::fast_watched, MarkerFacts{true, true, true, false}));
+    CHECK_FALSE(completes_fast(HandoffWay::fast_quiet, MarkerFacts{true, true, false, true}));
 }
 
 TEST_CASE("release fence plan: every combination; never attached while an acquire ahead has not run",
