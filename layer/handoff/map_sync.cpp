@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/failed_events.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/marker_watch.hpp"
 #include "layer/core/host_step.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
@@ -170,20 +172,45 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
         live_maps.push_back({mapped_ptr, std::move(record)});
         return err;
     }
-    // SYNC END after the unmap; later commands wait for it.
+    auto import = record.import;
+    const uint64_t access = record.access;
+    // The ICD's unmap already complete and no failure owed by the queue:
+    // SYNC END at once, and the ICD's event (complete after END) is the
+    // command's.
+    cl_int ended = CL_SUCCESS;
+    const bool at_once =
+        status_of(unmapped) == CL_COMPLETE && !(any_queue_failure() && queue_failure(queue) < 0);
+    if (at_once) {
+        ended = end_cpu_access(*import, access, "unmap");
+        if (ended == CL_SUCCESS) {
+            if (event) *event = unmapped; else next().clReleaseEvent(unmapped);
+            return CL_SUCCESS;
+        }
+    }
+    // Else SYNC END in a step after the unmap (or, once failed at once, the
+    // step reports it).  The step's event is the command's, reported as the
+    // unmap: a command of any queue that waits on it starts after END, and
+    // END's failure is its status.  Later commands of the queue wait for it.
     HostStep step;
     step.queue = queue;
     step.num_events = 1;
     step.wait_list = &unmapped;
-    auto import = record.import;
-    const uint64_t access = record.access;
+    step.type = CL_COMMAND_UNMAP_MEM_OBJECT;
     step.keep_alive = {import->mem};
-    step.work = [import, access](cl_int prior) -> cl_int {
-        cl_int err = end_cpu_access(*import, access, "unmap");
-        return prior < 0 ? prior : err;
-    };
-    err = enqueue_host_step(std::move(step), nullptr);
-    if (event) *event = unmapped; else next().clReleaseEvent(unmapped);
+    if (at_once)
+        step.work = [ended](cl_int prior) -> cl_int { return prior < 0 ? prior : ended; };
+    else
+        step.work = [import, access](cl_int prior) -> cl_int {
+            cl_int err = end_cpu_access(*import, access, "unmap");
+            return prior < 0 ? prior : err;
+        };
+    err = enqueue_host_step(std::move(step), event);
+    if (err != CL_SUCCESS && !at_once) {
+        // The unmap is in the queue, its END not: the CPU access bracket
+        // closes now (the application no longer touches the mapping).
+        end_cpu_access(*import, access, "unmap");
+    }
+    next().clReleaseEvent(unmapped);  // the step's marker waits on it; the ICD holds it as long
     return err;
 }
 
