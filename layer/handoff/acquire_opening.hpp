@@ -36,6 +36,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "layer/base/cl_compat.h"
 #include "layer/core/registry.hpp"
@@ -52,21 +53,36 @@ cl_int open_acquire(const Import &import);
 // A pending opening of `import` for an acquire step about to be enqueued
 // with that wait list (its events are retained while the opening lives),
 // findable by the releases of every import of its dma-buf until it is
-// destroyed (with the step's work, whether it ran or was dropped).
+// retired: by retire_openings when its step's work returns, by the import's
+// teardown (forget_import_state, before its fds close), or when destroyed
+// (the step dropped without running).
 std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import, cl_uint num_events,
                                                      const cl_event *wait_list);
+
+// The step's work returned (whatever it did, early or not): its openings are
+// no longer findable and hold no fd; the fences handed to those that did not
+// open are left to their releases, which signal them.  Called before the
+// step lets go of its memory objects.
+void retire_openings(const std::vector<std::shared_ptr<AcquireOpening>> &openings);
 
 // The acquire step's part: open_acquire unless a release did it ahead,
 // then (when it succeeded) attach every release fence handed over for which
 // it was the last acquire ahead to open.  A fence that does not attach is
-// logged at debug; its release behaves as one without a fence.
+// logged at debug; its release behaves as one without a fence.  While a
+// release is at its START for this acquire (outside every lock) the step
+// waits for it, bounded by CLDMABUF_FENCE_TIMEOUT_MS, and fails at the
+// bound (CL_OUT_OF_RESOURCES, one log line) as its own fence wait would.
 cl_int open_in_step(AcquireOpening &opening);
 
 // A release's part, on the application's thread, for `fence` (not attached
 // yet): every acquire of `import`'s dma-buf (through any import) that has
 // not opened is opened ahead now (then true: the caller attaches the fence
 // now), or the fence goes to all of them (false: the last to open attaches
-// it).  True as well when no such acquire is left.
+// it).  True as well when no such acquire is left.  Decided under the
+// openings' lock; the openings to open ahead are claimed there (each with
+// its own dup of the acquire's fd) and their SYNC STARTs done after the lock
+// is dropped: a fence that comes in between the look and the START makes
+// that START wait in the kernel, and nothing else waits behind it.
 bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence);
 
 }  // namespace cldmabuf

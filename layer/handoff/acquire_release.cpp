@@ -285,8 +285,14 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     const StagingList staging = stagings_of(list, queue, copied_in);
     const Openings openings = openings_of(list, num_events, wait_list);
     if (!openings.empty()) step.waits = HostStep::Waits::openable_acquire;
-    // The openings are destroyed with the work, run or dropped.
+    // The openings retire when the work returns, before the step lets go of
+    // the imports (a release never opens one ahead on a closed fd); a step
+    // dropped without running retires them as its work is destroyed.
     step.work = [list, staging, openings, queue, drained](cl_int prior) -> cl_int {
+        const struct Retire {
+            const Openings &openings;
+            ~Retire() { retire_openings(openings); }
+        } retire{openings};
         if (prior < 0) return prior;
         if (cl_int refused = reattach_shielded(list, queue, drained); refused != CL_SUCCESS) return refused;
         for (size_t i = 0; i < list.size(); ++i) {

@@ -6,7 +6,12 @@
 
 #include <poll.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <future>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "fake_kernel.hpp"
 #include "layer/dmabuf/primitives.hpp"
@@ -36,6 +41,46 @@ struct Fixture {
     }
 };
 
+// A SYNC START that waits in the kernel: a fence came into the dma-buf
+// after the release looked (the fake holds the call until let_go).
+struct StuckStart {
+    std::mutex m;
+    std::condition_variable cv;
+    bool inside = false, let_go = false;
+    void hold() {
+        std::unique_lock lock(m);
+        inside = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return let_go; });
+    }
+    // Bounded only so that a layer that gets it wrong fails instead of hanging.
+    bool wait_inside() {
+        std::unique_lock lock(m);
+        return cv.wait_for(lock, std::chrono::seconds(10), [&] { return inside; });
+    }
+    void release() {
+        std::lock_guard lock(m);
+        let_go = true;
+        cv.notify_all();
+    }
+};
+
+bool is_start(unsigned long request, uint64_t flags) {
+    return request == DMABUF_IOCTL_SYNC && (flags & DMABUF_SYNC_END) == 0;
+}
+
+std::shared_ptr<Import> import_of_dmabuf(int fd, ino_t ino) {
+    auto import = std::make_shared<Import>();
+    import->fd = fd;
+    import->flags = CL_MEM_READ_WRITE;
+    import->app_fd_identity = true;  // one dma-buf per inode (layer/core/dmabuf_aliases.hpp)
+    import->app_fd_dev = 1;
+    import->app_fd_ino = ino;
+    return import;
+}
+
+constexpr auto kLong = std::chrono::seconds(10);  // a bound for a wrong layer, never reached by a right one
+
 }  // namespace
 
 TEST_CASE("acquire opening: with nothing pending a release opens it ahead; the step then skips it",
@@ -44,11 +89,12 @@ TEST_CASE("acquire opening: with nothing pending a release opens it ahead; the s
     auto opening = make_acquire_opening(f.import, 0, nullptr);
     CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
     CHECK(f.sync_starts() == 1);
-    CHECK(f.k.polls == 1);  // the zero-timeout look
+    // Zero-timeout looks only: the decision's, and the claim's on its own fd right before the START.
+    CHECK(f.k.polls == 2);
     CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));  // nothing left to open
     CHECK(open_in_step(*opening) == CL_SUCCESS);
     CHECK(f.sync_starts() == 1);  // no second START
-    CHECK(f.k.polls == 1);        // and no fence wait
+    CHECK(f.k.polls == 2);        // and no fence wait
 }
 
 TEST_CASE("acquire opening: a pending fence hands the release's fence to the step, which starts and attaches",
@@ -123,4 +169,96 @@ TEST_CASE("release fence: signalled before it was attached, it never attaches", 
     fence.signal();  // the release ran (its acquire failed or was dropped)
     CHECK(fence.attach(f.import->fd) == -ECANCELED);
     CHECK_FALSE(fence.pending());
+}
+
+TEST_CASE("acquire opening: a release's SYNC START that waits in the kernel holds no other dma-buf's step back",
+          "[acquire-opening]") {
+    Fixture f;
+    auto other = import_of_dmabuf(8, 43);
+    auto held = make_acquire_opening(f.import, 0, nullptr);
+    auto free = make_acquire_opening(other, 0, nullptr);
+    StuckStart stuck;
+    f.k.on_ioctl = [&](int fd, unsigned long request, uint64_t flags) {
+        if (is_start(request, flags) && fd != other->fd && fd != other->fd + 100) stuck.hold();
+    };
+    bool opened = false;
+    std::thread release([&] { opened = open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()); });
+    REQUIRE(stuck.wait_inside());
+    // Another worker's acquire step, of another dma-buf, while that START is in the kernel.
+    auto step = std::async(std::launch::async, [&] { return open_in_step(*free); });
+    const bool step_done_while_stuck = step.wait_for(kLong) == std::future_status::ready;
+    CHECK(step_done_while_stuck);
+    stuck.release();
+    release.join();
+    CHECK(step.get() == CL_SUCCESS);
+    CHECK(opened);
+    forget_import_state(*other);
+}
+
+TEST_CASE("acquire opening: its step waits a bounded time for a release's SYNC START stuck in the kernel, then fails",
+          "[acquire-opening]") {
+    Fixture f;
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    StuckStart stuck;
+    f.k.on_ioctl = [&](int, unsigned long request, uint64_t flags) {
+        if (is_start(request, flags)) stuck.hold();
+    };
+    bool opened = false;
+    std::thread release([&] { opened = open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()); });
+    REQUIRE(stuck.wait_inside());
+    auto step = std::async(std::launch::async, [&] { return open_in_step(*opening); });
+    // Bounded by CLDMABUF_FENCE_TIMEOUT_MS (the step's own fence wait would
+    // have met the same fence), while the release's START is still held.
+    const bool step_done_while_stuck = step.wait_for(kLong) == std::future_status::ready;
+    CHECK(step_done_while_stuck);
+    stuck.release();
+    release.join();
+    CHECK(step.get() == CL_OUT_OF_RESOURCES);
+    CHECK(f.sync_starts() == 1);  // the release's; the step started none of its own
+    CHECK(opened);                // nothing unopened was left: the release attaches now
+}
+
+TEST_CASE("acquire opening: a release's START that ends after the step gave up publishes nothing; one that ends in "
+          "time lets the step skip its own",
+          "[acquire-opening]") {
+    Fixture f;
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    StuckStart stuck;
+    f.k.on_ioctl = [&](int, unsigned long request, uint64_t flags) {
+        if (is_start(request, flags)) stuck.hold();
+    };
+    bool opened = false;
+    std::thread release([&] { opened = open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()); });
+    REQUIRE(stuck.wait_inside());
+    auto step = std::async(std::launch::async, [&] { return open_in_step(*opening); });
+    stuck.release();  // well within the step's bound
+    release.join();
+    CHECK(opened);
+    CHECK(step.get() == CL_SUCCESS);
+    CHECK(f.sync_starts() == 1);  // one START for the acquire, done ahead
+}
+
+TEST_CASE("acquire opening: an import torn down leaves no opening a release would start on", "[acquire-opening]") {
+    Fixture f;
+    f.import = import_of_dmabuf(7, 42);
+    auto alias = import_of_dmabuf(9, 42);  // another import of the same dma-buf
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    // The import's teardown (layer/import/record.cpp): its state goes, then its fds.
+    forget_import_state(*f.import);
+    f.import->fd = -1;
+    CHECK(open_ahead_or_hand_over(*alias, std::make_shared<sync::DmabufSignal>()));
+    CHECK(f.sync_starts() == 0);  // nothing opened ahead on a closed (or reused) number
+    forget_import_state(*alias);
+}
+
+TEST_CASE("acquire opening: an opening retired when its step returned early is not opened ahead",
+          "[acquire-opening]") {
+    Fixture f;
+    const std::vector<std::shared_ptr<AcquireOpening>> step{make_acquire_opening(f.import, 0, nullptr)};
+    f.k.on_poll = [](struct pollfd *, int) { return 0; };  // a fence pending: the release hands over
+    CHECK_FALSE(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
+    retire_openings(step);  // its work returned without opening (a failed wait list)
+    f.k.on_poll = [](struct pollfd *p, int) { p->revents = p->events; return 1; };
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));  // nothing ahead any more
+    CHECK(f.sync_starts() == 0);
 }
