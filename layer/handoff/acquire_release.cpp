@@ -429,6 +429,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     step.work = [list, staging, fences, write_backs](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
+        std::vector<cl_event> still_writing;  // write-backs that outlived their wait
         for (size_t i = 0; i < list.size(); ++i) {
             const auto &import = list[i];
             // The scratch holds the device copy (its Read is in the wait
@@ -438,7 +439,9 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
             // the device copy is final.  After a failed command the dma-buf
             // is left as it was.
             if (staging[i] && result == CL_SUCCESS) {
-                result = staged_to_dmabuf(*staging[i], *import);
+                cl_event writing = nullptr;
+                result = staged_to_dmabuf(*staging[i], *import, &writing);
+                if (writing) still_writing.push_back(writing);
                 if (result == CL_SUCCESS) count_copy(*import, true, stats().copy_out_bytes);
             }
             if (!import->over_tiled_shadow()) {
@@ -452,8 +455,9 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
                 result = retile(*import);
             }
         }
-        // Also after a failure: a consumer must not wait past the release.
-        signal_release_fences(fences);
+        // Also after a failure: a consumer must not wait past the release,
+        // nor be let in while a write-back still writes the dma-buf.
+        signal_release_fences_after(fences, still_writing);
         return result;
     };
     cl_int err = enqueue_host_step(std::move(step), event);

@@ -1,5 +1,6 @@
 #include "layer/handoff/release_fences.hpp"
 
+#include <atomic>
 #include <cstring>
 
 #include "layer/core/dmabuf_aliases.hpp"
@@ -9,6 +10,8 @@
 #include "layer/core/host_step.hpp"
 #include "layer/core/import_state.hpp"
 #include "layer/base/log.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/core/worker.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -62,6 +65,35 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
 
 void signal_release_fences(const ReleaseFences &fences) {
     for (const auto &f : fences) f->signal();
+}
+
+namespace {
+
+struct LateSignal {
+    ReleaseFences fences;
+    std::atomic<size_t> left;
+};
+
+void CL_CALLBACK on_writer_done(cl_event writer, cl_int, void *data) {
+    auto *late = static_cast<LateSignal *>(data);
+    // Not released in its own callback (some ICDs still touch it): on the worker.
+    post_to_worker(writer, [writer] { next().clReleaseEvent(writer); });
+    if (late->left.fetch_sub(1) != 1) return;
+    signal_release_fences(late->fences);
+    delete late;
+}
+
+}  // namespace
+
+void signal_release_fences_after(const ReleaseFences &fences, const std::vector<cl_event> &writers) {
+    if (writers.empty()) return signal_release_fences(fences);
+    auto *late = new LateSignal{fences, writers.size()};
+    for (cl_event writer : writers)
+        if (next().clSetEventCallback(writer, CL_COMPLETE, on_writer_done, late) != CL_SUCCESS) {
+            LOG_WARN("release: no completion callback on a write-back that outlived its wait: the release fence "
+                     "is signalled now, while it may still write the dma-buf");
+            on_writer_done(writer, CL_COMPLETE, late);
+        }
 }
 
 }  // namespace cldmabuf

@@ -30,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "layer/base/cl_compat.h"
 #include "layer/core/registry.hpp"
 #include "layer/sync/dmabuf_bridge.hpp"
 
@@ -40,5 +41,12 @@ using ReleaseFences = std::vector<std::shared_ptr<sync::DmabufSignal>>;
 ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list);
 // Signals every fence (the release step's last act).
 void signal_release_fences(const ReleaseFences &fences);
+// The same, once every event of `writers` completed (their references are
+// taken over): a failed release whose write-back outlived its wait still
+// writes the dma-buf, and a consumer let in by the fence would read
+// half-written bytes.  The failure is on the release's event at once; the
+// fence stays pending while the ICD writes (the fence's own deadline, the
+// watchdog, still bounds it).
+void signal_release_fences_after(const ReleaseFences &fences, const std::vector<cl_event> &writers);
 
 }  // namespace cldmabuf

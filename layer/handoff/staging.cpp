@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
@@ -57,9 +58,11 @@ public:
     PinnedStaging(cl_command_queue queue, cl_mem buffer, uint8_t *host) : queue_(queue), buffer_(buffer), host_(host) {}
     ~PinnedStaging() {
         // The last import using it may go in an ICD callback, where blocking
-        // calls are not allowed: the worker unmaps and frees.
-        post_to_worker(queue_, [q = queue_, b = buffer_, h = host_] {
+        // calls are not allowed: the worker unmaps and frees, the transfers
+        // that outlived their wait (busy_) finished by then (clFinish).
+        post_to_worker(queue_, [q = queue_, b = buffer_, h = host_, busy = std::move(busy_)] {
             if (next().clEnqueueUnmapMemObject(q, b, h, 0, nullptr, nullptr) == CL_SUCCESS) next().clFinish(q);
+            for (cl_event e : busy) next().clReleaseEvent(e);
             next().clReleaseMemObject(b);
             next().clReleaseCommandQueue(q);
         });
@@ -68,18 +71,24 @@ public:
     PinnedStaging &operator=(const PinnedStaging &) = delete;
 
     cl_int to_device(const Import &import);
-    cl_int to_dmabuf(const Import &import);
+    cl_int to_dmabuf(const Import &import, cl_event *still_writing);
     // A registered import's Read after `after` (an event of the
     // application's queue), waited for here.
     cl_int registered_to_dmabuf_after(const Import &import, cl_event after);
 
 private:
     cl_int wait(cl_event *ev, const char *what);
-    cl_int direct(const Import &import, bool to_device, cl_event after = nullptr);
+    cl_int finish(cl_event *ev, const char *what);
+    cl_int slots_free(const char *what);
+    cl_int direct(const Import &import, bool to_device, cl_event after = nullptr, cl_event *still_writing = nullptr);
     void drop(cl_event (&ev)[kSlots]);
     uint8_t *slot(int i) { return host_ + size_t(i) * kChunk; }
 
     std::mutex mutex_;  // one transfer at a time per staging
+    // Slot transfers that did not complete within their wait (under mutex_):
+    // the ICD still moves bytes to or from the slots, so no transfer uses a
+    // slot until every one of them has completed (slots_free).
+    std::vector<cl_event> busy_;
     cl_command_queue queue_;
     cl_mem buffer_;
     uint8_t *host_;
@@ -281,26 +290,56 @@ cl_int PinnedStaging::wait(cl_event *ev, const char *what) {
     return CL_SUCCESS;
 }
 
+// wait(), and a transfer still running at its bound is kept in busy_: its
+// slot is not reused until it completed.
+cl_int PinnedStaging::finish(cl_event *ev, const char *what) {
+    const cl_int err = wait(ev, what);
+    if (*ev) {
+        busy_.push_back(*ev);
+        *ev = nullptr;
+    }
+    return err;
+}
+
+// Whether the slots may be used: every transfer that outlived its wait has
+// completed since (each is let go here); else the transfer is refused, one
+// log line, so that neither the CPU nor a new DMA meets bytes still moving.
+cl_int PinnedStaging::slots_free(const char *what) {
+    busy_.erase(std::remove_if(busy_.begin(), busy_.end(),
+                               [](cl_event e) {
+                                   cl_int status = CL_QUEUED;
+                                   if (next().clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                                             &status, nullptr) != CL_SUCCESS ||
+                                       status > CL_COMPLETE)
+                                       return false;
+                                   next().clReleaseEvent(e);
+                                   return true;
+                               }),
+                busy_.end());
+    if (busy_.empty()) return CL_SUCCESS;
+    LOG_ERROR("%s: %zu staging transfer(s) that outlived their wait still use the staging slots: not reused until "
+              "they completed", what, busy_.size());
+    return CL_OUT_OF_RESOURCES;
+}
+
 void PinnedStaging::drop(cl_event (&ev)[kSlots]) {
-    // After a failure: let what is in flight finish before the slots are reused.
+    // After a failure: what is in flight finishes (bounded) before the slots
+    // are reused, or stays in busy_.
     for (cl_event &e : ev)
-        if (e) {
-            wait(&e, "staging");
-            if (e) next().clReleaseEvent(e);
-            e = nullptr;
-        }
+        if (e) finish(&e, "staging");
 }
 
 cl_int PinnedStaging::to_device(const Import &import) {
     std::lock_guard lock(mutex_);
     if (registered_mapping(import)) return direct(import, true);
+    if (cl_int busy = slots_free("acquire"); busy != CL_SUCCESS) return busy;
     const auto *src = static_cast<const uint8_t *>(import.mapping);
     cl_event ev[kSlots] = {};
     size_t i = 0;
     for (size_t off = 0; off < import.size; off += kChunk, ++i) {
         const int s = int(i % kSlots);
         if (ev[s])
-            if (cl_int err = wait(&ev[s], "acquire"); err != CL_SUCCESS) return drop(ev), err;
+            if (cl_int err = finish(&ev[s], "acquire"); err != CL_SUCCESS) return drop(ev), err;
         const size_t len = std::min(kChunk, import.size - off);
         parallel_copy(slot(s), src + off, len);
         cl_int err = next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, off, len, slot(s), 0, nullptr, &ev[s]);
@@ -312,14 +351,15 @@ cl_int PinnedStaging::to_device(const Import &import) {
     }
     for (cl_event &e : ev)
         if (e)
-            if (cl_int err = wait(&e, "acquire"); err != CL_SUCCESS) return drop(ev), err;
+            if (cl_int err = finish(&e, "acquire"); err != CL_SUCCESS) return drop(ev), err;
     stats().staged_bytes += import.size;
     return CL_SUCCESS;
 }
 
-cl_int PinnedStaging::to_dmabuf(const Import &import) {
+cl_int PinnedStaging::to_dmabuf(const Import &import, cl_event *still_writing) {
     std::lock_guard lock(mutex_);
-    if (registered_mapping(import)) return direct(import, false);
+    if (registered_mapping(import)) return direct(import, false, nullptr, still_writing);
+    if (cl_int busy = slots_free("release"); busy != CL_SUCCESS) return busy;
     auto *dst = static_cast<uint8_t *>(import.mapping);
     cl_event ev[kSlots] = {};
     const size_t chunks = (import.size + kChunk - 1) / kChunk;
@@ -336,7 +376,7 @@ cl_int PinnedStaging::to_dmabuf(const Import &import) {
         if (cl_int err = start(i); err != CL_SUCCESS) return drop(ev), err;
     for (size_t i = 0; i < chunks; ++i) {
         const int s = int(i % kSlots);
-        if (cl_int err = wait(&ev[s], "release"); err != CL_SUCCESS) return drop(ev), err;
+        if (cl_int err = finish(&ev[s], "release"); err != CL_SUCCESS) return drop(ev), err;
         const size_t off = i * kChunk;
         parallel_copy(dst + off, slot(s), std::min(kChunk, import.size - off));
         if (i + kSlots < chunks)
@@ -348,8 +388,10 @@ cl_int PinnedStaging::to_dmabuf(const Import &import) {
 
 // A registered import: one transfer straight between its (pinned) mapping
 // and its device copy, on this staging's queue (after `after`, an event of
-// another queue of the context, where given), waited for (bounded).
-cl_int PinnedStaging::direct(const Import &import, bool to_device, cl_event after) {
+// another queue of the context, where given), waited for (bounded).  A Read
+// still running at the bound writes the dma-buf's pages: it goes to
+// `still_writing` (the caller's to release) where given.
+cl_int PinnedStaging::direct(const Import &import, bool to_device, cl_event after, cl_event *still_writing) {
     const char *what = to_device ? "acquire" : "release";
     cl_event ev = nullptr;
     void *host = registered_mapping(import);
@@ -365,7 +407,8 @@ cl_int PinnedStaging::direct(const Import &import, bool to_device, cl_event afte
     }
     next().clFlush(queue_);
     const cl_int done = wait(&ev, what);
-    if (ev) next().clReleaseEvent(ev);  // timed out: the ICD still owns the transfer
+    if (ev && !to_device && still_writing) *still_writing = ev;
+    else if (ev) next().clReleaseEvent(ev);  // timed out: the ICD still owns the transfer
     return done;
 }
 
@@ -381,7 +424,9 @@ void *registered_mapping(const Import &import) {
 }
 
 cl_int staged_to_device(PinnedStaging &staging, const Import &import) { return staging.to_device(import); }
-cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import) { return staging.to_dmabuf(import); }
+cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import, cl_event *still_writing) {
+    return staging.to_dmabuf(import, still_writing);
+}
 cl_int registered_to_dmabuf_after(PinnedStaging &staging, const Import &import, cl_event after) {
     return staging.registered_to_dmabuf_after(import, after);
 }

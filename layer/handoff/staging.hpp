@@ -56,7 +56,13 @@ cl_int staged_to_device(PinnedStaging &staging, const Import &import);
 // by the ICD), or nullptr: transfers from and to it go at the ICD's pinned
 // rate (counted as direct transfers).
 void *registered_mapping(const Import &import);
-cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import);
+// A transfer that outlives its wait (10 s + CLDMABUF_FENCE_TIMEOUT_MS) fails
+// the step, and its slot is not used again until the ICD completed it (the
+// next transfer through this staging is refused until then).  A registered
+// import's Read that outlives it still writes the dma-buf's pages: its event
+// goes to `still_writing` (retained, the caller's) so that the release's
+// fences are signalled only once it completed.
+cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import, cl_event *still_writing);
 // A registered import's device copy -> its registered mapping, on the
 // staging's queue after `after` (the release's marker on the application's
 // queue), waited for on the calling thread: the quiet release's transfer
