@@ -114,9 +114,9 @@ void retire_locked(AcquireOpening &o) {
 // The import's teardown (forget_import_state runs before its fds close):
 // its openings retire, so no release opens one ahead on a closed number.
 void retire_openings_of(const Import &import) {
+    std::vector<std::shared_ptr<AcquireOpening>> gone;  // let go after the lock: the last may destroy one
     {
         std::lock_guard lock(openings_mutex);
-        std::vector<std::shared_ptr<AcquireOpening>> gone;
         for (const auto &[key, listed] : *openings)
             if (listed.raw->import_.get() == &import)
                 if (auto o = listed.ref.lock()) gone.push_back(std::move(o));
@@ -224,7 +224,8 @@ namespace {
 // meets a number the import's teardown closed (and the kernel reused).
 struct Claim {
     std::shared_ptr<AcquireOpening> opening;
-    int fd = -1;
+    int fd = -1;         // the claim's own dup
+    int import_fd = -1;  // the import's number, for the log lines
     uint64_t access = 0;
     bool started = false;
 };
@@ -236,15 +237,16 @@ struct Claim {
 // no lock held (the acquire's step waits for it, bounded).
 void start_claims(std::vector<Claim> *claims) {
     for (Claim &c : *claims) {
-        stats().syncs++;
         if (dmabuf_wait_idle(c.fd, (c.access & DMABUF_SYNC_WRITE) != 0, 0) != 0) {
             LOG_DEBUG("release: a fence came into dma-buf fd %d after the release looked; its acquire's step "
-                      "opens it and attaches the release's fence", c.opening->import_->fd);
-        } else if (int err = dmabuf_sync(c.fd, DMABUF_SYNC_START | c.access); err != 0) {
-            LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step does "
-                      "it and attaches the release's fence", c.opening->import_->fd, std::strerror(-err));
+                      "opens it and attaches the release's fence", c.import_fd);
         } else {
-            c.started = true;
+            stats().syncs++;
+            const int err = dmabuf_sync(c.fd, DMABUF_SYNC_START | c.access);
+            c.started = err == 0;
+            if (err != 0)
+                LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "
+                          "does it and attaches the release's fence", c.import_fd, std::strerror(-err));
         }
         kernel().close(c.fd);
     }
@@ -255,6 +257,9 @@ void start_claims(std::vector<Claim> *claims) {
 bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence) {
     using S = AcquireOpening::State;
     const uint64_t access = import.sync_access_flags();
+    // Every opening this release looked at, let go after the lock (declared
+    // before it): the last reference may destroy one, which takes the lock.
+    std::vector<std::shared_ptr<AcquireOpening>> held;
     std::unique_lock lock(openings_mutex);
     const auto deadline = std::chrono::steady_clock::now() + running_step_wait;
     bool ahead_failed = false;  // one opening ahead did not start: hand over to what is left
@@ -264,6 +269,7 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         auto range = openings->equal_range(dmabuf_key(import));
         for (auto it = range.first; it != range.second; ++it)
             if (auto o = it->second.ref.lock(); o && unopened(*o)) ahead.push_back(std::move(o));
+        held.insert(held.end(), ahead.begin(), ahead.end());
         if (ahead.empty()) return true;
         AheadFacts f;
         f.wait_lists_complete = true;
@@ -290,7 +296,7 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
                     continue;
                 }
                 o->state = S::opening_ahead;
-                claims.push_back(Claim{o, fd, o->import_->sync_access_flags()});
+                claims.push_back(Claim{o, fd, o->import_->fd, o->import_->sync_access_flags()});
             }
             lock.unlock();
             start_claims(&claims);

@@ -262,3 +262,24 @@ TEST_CASE("acquire opening: an opening retired when its step returned early is n
     CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));  // nothing ahead any more
     CHECK(f.sync_starts() == 0);
 }
+
+TEST_CASE("acquire opening: a step dropped while a release's START for it is in the kernel goes once the release "
+          "let go",
+          "[acquire-opening]") {
+    Fixture f;
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    StuckStart stuck;
+    f.k.on_ioctl = [&](int, unsigned long request, uint64_t flags) {
+        if (is_start(request, flags)) stuck.hold();
+    };
+    auto release = std::async(std::launch::async, [&] {
+        return open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>());
+    });
+    REQUIRE(stuck.wait_inside());
+    opening.reset();  // the step's work destroyed: the release holds the last reference
+    stuck.release();
+    const bool release_returned = release.wait_for(kLong) == std::future_status::ready;
+    REQUIRE(release_returned);
+    CHECK(release.get());
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));  // nothing left
+}
