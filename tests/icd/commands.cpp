@@ -55,10 +55,18 @@ void release_event_locked(cl_event ev) {
     }
 }
 
+// no_terminated_callbacks: a command that ended with a negative status
+// drops its callbacks unrun, as PoCL 3.1 does (docs/icds.md); a user
+// event's are still called.
+bool drops_callbacks(cl_event ev, cl_int status) {
+    return status < 0 && ev->queue && config().no_terminated_callbacks;
+}
+
 // Sets the status and queues the callbacks it triggers (each holds a reference).
 void set_status(cl_event ev, cl_int status, Later &later) {
     ev->status = status;
     if (status <= CL_COMPLETE) ev->times[2] = ev->times[2] ? ev->times[2] : now_ns(), ev->times[3] = now_ns();
+    if (drops_callbacks(ev, status)) ev->callbacks.clear();
     auto &cbs = ev->callbacks;
     for (auto it = cbs.begin(); it != cbs.end();) {
         if (status <= it->when) {

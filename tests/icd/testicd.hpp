@@ -50,6 +50,9 @@ struct Config {
     // internal references: CL_EVENT_REFERENCE_COUNT stays above 1 after the
     // application's last release).
     bool held_event_refs = false;
+    // A command terminated with a negative status (a failed event in its
+    // wait list) never calls its callbacks (PoCL 3.1, docs/icds.md).
+    bool no_terminated_callbacks = false;
     int major = 3, minor = 0;       // version=1.2|2.1|3.0
     bool external_memory() const { return native_opaque_fd || native_dmabuf; }
     bool at_least(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
