@@ -9,6 +9,7 @@
 
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
+#include "layer/core/host_step.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/core/worker.hpp"
 
@@ -17,6 +18,9 @@ namespace cldmabuf {
 cl_int CL_API_CALL get_event_info(cl_event event, cl_event_info name, size_t size, void *value, size_t *size_ret) {
     // Let the ICD validate the arguments first, then replace the answer.
     cl_int err = next().clGetEventInfo(event, name, size, value, size_ret);
+    // A failed command: steps the ICD terminated with it get resolved.
+    if (err == CL_SUCCESS && value && name == CL_EVENT_COMMAND_EXECUTION_STATUS && *static_cast<cl_int *>(value) < 0)
+        resolve_terminated_steps(nullptr);
     if (err != CL_SUCCESS || !value || event_types().empty()) return err;
     cl_command_type type;
     cl_int status;
@@ -50,12 +54,23 @@ cl_event CL_API_CALL create_user_event(cl_context context, cl_int *errcode_ret) 
     return event;
 }
 
+// Steps the ICD terminated without their callback are resolved before the
+// wait (their gates hold the barriers the application may wait on) and after.
 cl_int CL_API_CALL wait_for_events(cl_uint num_events, const cl_event *events) {
+    resolve_terminated_steps(nullptr);
     cl_int err = next().clWaitForEvents(num_events, events);
+    resolve_terminated_steps(nullptr);
     if (err != CL_SUCCESS || event_types().empty()) return err;
     cl_int status;
     for (cl_uint i = 0; i < num_events; ++i)
         if (event_types().failed(events[i], &status)) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    return err;
+}
+
+// A user event that fails terminates the steps waiting on it: resolved now.
+cl_int CL_API_CALL set_user_event_status(cl_event event, cl_int status) {
+    const cl_int err = next().clSetUserEventStatus(event, status);
+    if (err == CL_SUCCESS && status < 0) resolve_terminated_steps(nullptr);
     return err;
 }
 

@@ -1,47 +1,39 @@
 #include "layer/core/host_step.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
+#include "layer/core/step_events.hpp"
 #include "layer/core/step_times.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/core/worker.hpp"
 
 namespace cldmabuf {
 namespace {
 
-// The marker and the gate of a step, released once the ICD is done with them
-// (see release_step_events).  Two owners: the barrier's CL_COMPLETE callback
-// and the step's job on the worker.
-struct StepEvents {
-    cl_command_queue queue;
-    cl_event marker;
-    cl_event gate;
-    std::atomic<int> owners{2};
-    std::atomic<bool> released{false};
-    bool released_by_job = false;  // the ICD refused the barrier's callback
-};
-
-void release_events_once(StepEvents *events) {
-    if (events->released.exchange(true)) return;
-    next().clReleaseEvent(events->gate);
-    next().clReleaseEvent(events->marker);
-}
-
-void drop_owner(StepEvents *events) {
-    if (events->owners.fetch_sub(1) == 1) delete events;
-}
-
 struct PendingStep {
+    PendingStep() = default;
+    PendingStep(const PendingStep &) = delete;
+    PendingStep &operator=(const PendingStep &) = delete;
+    ~PendingStep() {
+        if (marker) next().clReleaseEvent(marker);  // the step's own reference (see `marker`)
+    }
+    uint64_t id = 0;  // its marker callback's user data: never reused, so a late callback finds nothing
     std::function<cl_int(cl_int)> work;
     std::function<void()> before_open_after_failure;
     cl_command_queue queue = nullptr;
     FailureMode mode = FailureMode::sidetable;
+    // Retained while the step lives: a sweep asks its status while the
+    // barrier's callback may already have released StepEvents' reference.
     cl_event marker = nullptr;
     cl_event gate = nullptr;
     cl_event barrier = nullptr;  // retained until the job finished
@@ -57,10 +49,14 @@ void release_all(const std::vector<cl_mem> &mems) {
     for (cl_mem m : mems) next().clReleaseMemObject(m);
 }
 
-// Steps whose marker callback has not fired yet: a step runs exactly once,
-// even if an ICD delivered a CL_COMPLETE callback twice.
+// Steps that have not been claimed yet, in enqueue order: a step runs
+// exactly once, whether its marker's callback claims it (twice, late, or
+// never: ICDs that call no callback of a terminated command) or a sweep
+// that found its marker terminated (resolve_terminated_steps).
 std::mutex pending_mutex;
-std::unordered_set<PendingStep *> *pending_steps = new std::unordered_set<PendingStep *>;
+auto *pending_steps = new std::map<uint64_t, std::shared_ptr<PendingStep>>;
+uint64_t last_step_id = 0;                 // under pending_mutex
+std::atomic<size_t> pending_count{0};      // pending_steps->size(), for the sweep's cheap check
 
 // The memory objects of steps that have not finished their work (an object
 // once per step that lists it), counted by what the step waits for: a
@@ -97,9 +93,21 @@ void note_finished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
     }
 }
 
-bool claim(PendingStep *pending) {
+std::shared_ptr<PendingStep> claim(uint64_t id) {
     std::lock_guard lock(pending_mutex);
-    return pending_steps->erase(pending) == 1;
+    auto it = pending_steps->find(id);
+    if (it == pending_steps->end()) return nullptr;
+    auto pending = std::move(it->second);
+    pending_steps->erase(it);
+    pending_count.store(pending_steps->size(), std::memory_order_release);
+    return pending;
+}
+
+void add_pending(const std::shared_ptr<PendingStep> &pending) {
+    std::lock_guard lock(pending_mutex);
+    pending->id = ++last_step_id;
+    pending_steps->emplace(pending->id, pending);
+    pending_count.store(pending_steps->size(), std::memory_order_release);
 }
 
 cl_ulong profiling_info(cl_event event, cl_profiling_info name) {
@@ -113,7 +121,7 @@ uint64_t device_now(cl_device_id device) {
     return next().clGetDeviceAndHostTimer(device, &device_ts, &host_ts) == CL_SUCCESS ? device_ts : 0;
 }
 
-void run_step(PendingStep *pending, cl_int marker_status) {
+void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status) {
     StepClock &clock = pending->clock;
     if (pending->profiled_device) {
         clock.marker_queued = profiling_info(pending->marker, CL_PROFILING_COMMAND_QUEUED);
@@ -156,31 +164,30 @@ void run_step(PendingStep *pending, cl_int marker_status) {
     note_finished(pending->keep_alive, pending->waits);
     release_all(pending->keep_alive);
     if (pending->reported) next().clReleaseEvent(pending->reported);  // the layer's: the entry is the application's
-    if (result != CL_SUCCESS && pending->mode == FailureMode::propagate) {
-        next().clSetUserEventStatus(pending->gate, result < 0 ? result : CL_OUT_OF_RESOURCES);
-        // Some ICDs never call the CL_COMPLETE callback of a terminated
-        // command (PoCL 3.1 and 5.0), so the gate and marker are released
-        // here once the barrier ended; it waits on nothing but the gate and
-        // the device commands behind it, all terminated now.
-        next().clWaitForEvents(1, &pending->barrier);
-        release_events_once(pending->events);
-    } else {
-        next().clSetUserEventStatus(pending->gate, CL_COMPLETE);
-        if (pending->events->released_by_job) {
-            // The barrier waits on nothing but the open gate and the commands
-            // before it, so this wait ends.
-            next().clWaitForEvents(1, &pending->barrier);
-            release_events_once(pending->events);
-        }
+    // The gate opens; the events go once the barrier behind it ended, which
+    // the job does not wait for (layer/core/worker.hpp): its callback or a
+    // later sweep releases them (layer/core/step_events.hpp).
+    const bool propagated = result != CL_SUCCESS && pending->mode == FailureMode::propagate;
+    next().clSetUserEventStatus(pending->gate,
+                                !propagated ? CL_COMPLETE : result < 0 ? result : CL_OUT_OF_RESOURCES);
+    // Watched where the barrier's callback may never come: refused, or the
+    // barrier terminated (a failed gate, or a marker the ICD terminated and
+    // every command behind it with it: PoCL 3.1 and 5.0 call no callback of
+    // a terminated command).
+    if (propagated || marker_status < 0 || pending->events->owners.load() == 1)
+        release_events_when_ended(pending->events, pending->barrier);
+    else {
+        drop_job_owner(pending->events);
+        next().clReleaseEvent(pending->barrier);
     }
-    drop_owner(pending->events);
-    next().clReleaseEvent(pending->barrier);
-    delete pending;
+    pending->events = nullptr;
+    pending->barrier = nullptr;
+    pending->work = nullptr;  // what it holds (an acquire's openings) goes now, not with the last reference
 }
 
 void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_data) {
-    auto *pending = static_cast<PendingStep *>(user_data);
-    if (!claim(pending)) return;
+    auto pending = claim(reinterpret_cast<uintptr_t>(user_data));
+    if (!pending) return;  // run already: a sweep found it terminated, or a second callback
     if (pending->profiled_device) pending->clock.host_callback = host_now_ns();
     // NVIDIA calls the callback of a terminated command with CL_COMPLETE:
     // the event's own status says whether an earlier command failed.
@@ -193,20 +200,52 @@ void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_d
     post_to_worker(pending->queue, [pending, actual] { run_step(pending, actual); });
 }
 
-// PoCL 3.1 takes no reference on a user event that a command waits on, and
-// its device thread still touches the gate after clSetUserEventStatus
-// returns; so the gate lives until the barrier that waits on it completed.
-// The marker is kept as long: releasing it while PoCL's device thread is
-// still finishing it crashed PoCL 3.1 under MALLOC_PERTURB_.
-void CL_CALLBACK release_step_events(cl_event, cl_int, void *data) {
-    auto *events = static_cast<StepEvents *>(data);
-    post_to_worker(events->queue, [events] {
-        release_events_once(events);
-        drop_owner(events);
-    });
-}
+// Resolutions a sweep posted, for the caller's bounded wait.
+struct Resolutions {
+    std::mutex mutex;
+    std::condition_variable done;
+    size_t left = 0;
+};
 
 }  // namespace
+
+void resolve_terminated_steps(cl_command_queue queue) {
+    sweep_step_events();
+    if (pending_count.load(std::memory_order_acquire) == 0) return;
+    std::vector<std::shared_ptr<PendingStep>> candidates;  // in enqueue order: one queue's run in order
+    {
+        std::lock_guard lock(pending_mutex);
+        for (const auto &[id, pending] : *pending_steps)
+            if (!queue || pending->queue == queue) candidates.push_back(pending);
+    }
+    auto resolutions = std::make_shared<Resolutions>();
+    for (const auto &candidate : candidates) {
+        cl_int status = CL_QUEUED;
+        if (next().clGetEventInfo(candidate->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                  nullptr) != CL_SUCCESS ||
+            status >= 0)
+            continue;
+        auto pending = claim(candidate->id);
+        if (!pending) continue;  // its callback came meanwhile
+        {
+            std::lock_guard lock(resolutions->mutex);
+            ++resolutions->left;
+        }
+        post_to_worker(pending->queue, [pending, status, resolutions] {
+            run_step(pending, status);
+            std::lock_guard lock(resolutions->mutex);
+            if (--resolutions->left == 0) resolutions->done.notify_all();
+        });
+    }
+    // The resolutions take no fence wait (the work sees the failure), but
+    // may queue behind another step of the queue that waits for a fence:
+    // bounded by the fence bound, past which that step gives up.
+    std::unique_lock lock(resolutions->mutex);
+    if (!resolutions->done.wait_for(lock, std::chrono::milliseconds(fence_timeout_ms() + 1000),
+                                    [&] { return resolutions->left == 0; }))
+        LOG_DEBUG("%zu terminated step(s) not resolved within the fence bound; they finish on their worker",
+                  resolutions->left);
+}
 
 bool host_steps_unfinished() { return unfinished_steps.load(std::memory_order_acquire) != 0; }
 
@@ -292,7 +331,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         err = step.device_commands(gate, &after);
         if (err != CL_SUCCESS) {
             // Open the gate so the commands already behind it can retire.  It
-            // is not released: they may still reference it (see release_step_events).
+            // is not released: they may still reference it (layer/core/step_events.hpp).
             next().clSetUserEventStatus(gate, CL_COMPLETE);
             next().clReleaseEvent(marker);
             for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
@@ -305,7 +344,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
     if (err != CL_SUCCESS) {
         next().clSetUserEventStatus(gate, CL_COMPLETE);
-        // Kept only when device commands may wait on it (see release_step_events);
+        // Kept only when device commands may wait on it (layer/core/step_events.hpp);
         // with none, nothing references it.
         if (after.size() == 1) next().clReleaseEvent(gate);
         next().clReleaseEvent(marker);
@@ -314,12 +353,13 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     }
 
     for (cl_mem m : step.keep_alive) next().clRetainMemObject(m);
-    auto *pending = new PendingStep;
+    auto pending = std::make_shared<PendingStep>();
     pending->work = std::move(step.work);
     pending->before_open_after_failure = std::move(step.before_open_after_failure);
     pending->queue = step.queue;
     pending->mode = failure_mode(step.queue);
     pending->marker = marker;
+    next().clRetainEvent(marker);  // the step's own (StepEvents holds the enqueue's)
     pending->gate = gate;
     pending->barrier = barrier;
     next().clRetainEvent(barrier);
@@ -340,32 +380,23 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     }
     auto *step_events = new StepEvents{step.queue, marker, gate};
     pending->events = step_events;
-    if (next().clSetEventCallback(barrier, CL_COMPLETE, release_step_events, step_events) != CL_SUCCESS) {
-        // No callback will release them: the step's job does, once the barrier ended.
-        step_events->owners = 1;
-        step_events->released_by_job = true;
-    }
+    release_events_on_barrier(step_events, barrier);  // refused: the step's job watches the barrier
     note_unfinished(pending->keep_alive, pending->waits);
-    {
-        std::lock_guard lock(pending_mutex);
-        pending_steps->insert(pending);
-    }
-    err = next().clSetEventCallback(marker, CL_COMPLETE, on_marker_complete, pending);
+    add_pending(pending);
+    err = next().clSetEventCallback(marker, CL_COMPLETE, on_marker_complete,
+                                    reinterpret_cast<void *>(static_cast<uintptr_t>(pending->id)));
     if (err != CL_SUCCESS) {
-        claim(pending);
-        // Open the gate (the barrier's callback releases it); the command
-        // itself is reported as not enqueued.
+        claim(pending->id);
+        // Open the gate; the command itself is reported as not enqueued.
         next().clSetUserEventStatus(gate, CL_COMPLETE);
-        drop_owner(step_events);
+        release_events_when_ended(step_events, barrier);  // takes the pending step's reference
         if (pending->reported) {
             event_types().remove(barrier);
             next().clReleaseEvent(barrier);
         }
-        next().clReleaseEvent(barrier);  // the pending step's reference
         next().clReleaseEvent(barrier);  // the enqueue's
         note_finished(pending->keep_alive, pending->waits);
         release_all(pending->keep_alive);
-        delete pending;
         return err;
     }
     // The marker must reach the device for its callback to fire even if the

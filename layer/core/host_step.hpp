@@ -103,4 +103,17 @@ bool host_steps_unfinished();
 // Enqueues the step.  On success *event (if non-NULL) receives the step's event.
 cl_int enqueue_host_step(HostStep step, cl_event *event);
 
+// The steps of `queue` (of every queue: nullptr) whose marker the ICD
+// terminated (a failed event in its wait list, a command ahead that failed)
+// and whose callback has not come are run now, on their workers, with that
+// status, as the callback would have (PoCL 3.1 and 5.0 never call it): the
+// work sees the failure, the keep_alive objects and the counts go, the gate
+// opens.  A callback that comes later finds the step claimed.  Waits for
+// those runs, bounded (they may queue behind a step at its fence wait).
+// Called where the layer already intercepts the application: clFinish,
+// clWaitForEvents, clSetUserEventStatus with a failure, clReleaseCommandQueue,
+// a status query that answers a failure.  Also releases the events of
+// steps whose barrier ended without its callback (layer/core/step_events.hpp).
+void resolve_terminated_steps(cl_command_queue queue);
+
 }  // namespace cldmabuf

@@ -265,6 +265,7 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clReleaseEvent, release_event);      // ... its last release drops the entry
     wrap(t.clCreateUserEvent, create_user_event);  // a reused handle starts clean
     wrap(t.clWaitForEvents, wait_for_events);
+    wrap(t.clSetUserEventStatus, set_user_event_status);  // a failure resolves the steps it terminated
     wrap(t.clSetEventCallback, set_event_callback);
     wrap(t.clGetEventProfilingInfo, get_event_profiling_info);
     wrap(t.clFinish, finish_queue);

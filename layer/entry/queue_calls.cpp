@@ -2,6 +2,7 @@
 
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
+#include "layer/core/host_step.hpp"
 #include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/queue/identity.hpp"
@@ -14,7 +15,13 @@ namespace cldmabuf {
 // as CL_OUT_OF_RESOURCES / CL_OUT_OF_HOST_MEMORY (the errors clFinish has).
 cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
     const EpochWord word = read_epoch();  // before: a command that begins after it may follow the finish
+    // Steps the ICD terminated without their callback are resolved before the
+    // ICD waits (their gates hold the barriers behind them) and after (a
+    // command that failed meanwhile), so the failure is latched, and reported
+    // below, by this clFinish.
+    resolve_terminated_steps(queue);
     cl_int err = next().clFinish(queue);
+    resolve_terminated_steps(queue);
     if (err == CL_SUCCESS) note_quiet_queue(queue, word, 0);  // nothing of the queue's is left to run
     // Nothing of the queue's runs any more: imports its failed acquires
     // detached get their dma-buf back (layer/handoff/failed_acquire_shield.hpp).
@@ -46,6 +53,7 @@ cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_
 }
 
 cl_int CL_API_CALL release_command_queue(cl_command_queue queue) {
+    resolve_terminated_steps(queue);  // while the handle is still the queue's
     forget_queue_identity(queue);  // the handle may be reused by the ICD after this
     if (any_queue_failure()) {
         cl_uint refs = 0;

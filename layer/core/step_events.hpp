@@ -1,0 +1,49 @@
+// The marker and the gate of a host step (layer/core/host_step.hpp), and
+// when they may be released: once the step's barrier, which waits on the
+// gate, has ended.  PoCL 3.1 takes no reference on a user event that a
+// command waits on, and its device thread still touches the gate after
+// clSetUserEventStatus returns; the marker is kept as long (releasing it
+// while PoCL's device thread still finished it crashed PoCL 3.1 under
+// MALLOC_PERTURB_).
+//
+// Two ways to learn that the barrier ended: its CL_COMPLETE callback, and,
+// where that never comes (the ICD refused it, or terminated the barrier and
+// calls no callback of a terminated command: PoCL 3.1 and 5.0), a look at
+// the barrier's status at the points the layer already intercepts
+// (sweep_step_events).  Nothing here waits for an OpenCL event.
+#pragma once
+
+#include <atomic>
+
+#include "layer/base/cl_compat.h"
+
+namespace cldmabuf {
+
+struct StepEvents {
+    cl_command_queue queue;
+    cl_event marker;
+    cl_event gate;
+    // The barrier's callback and the step's job; the last to let go deletes.
+    std::atomic<int> owners{2};
+    std::atomic<bool> released{false};
+};
+
+// Registers the barrier's callback (the callback's owner); false when the
+// ICD refused it: then the job is the only owner.
+bool release_events_on_barrier(StepEvents *events, cl_event barrier);
+
+// The job's part, once the gate is set: `barrier` (a reference the caller
+// hands over) is watched and the events released once it ended, by its
+// callback or by a later sweep, whichever sees it first.  Where the
+// barrier's callback is registered and the barrier ended normally, the
+// callback does it and the sweep only drops the reference.
+void release_events_when_ended(StepEvents *events, cl_event barrier);
+
+// Drops the job's ownership at once: the callback releases the events.
+void drop_job_owner(StepEvents *events);
+
+// Releases the events of every watched step whose barrier has ended (one
+// status query per watched step; nothing when none is watched).
+void sweep_step_events();
+
+}  // namespace cldmabuf
