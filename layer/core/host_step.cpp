@@ -185,6 +185,30 @@ void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status)
     pending->work = nullptr;  // what it holds (an acquire's openings) goes now, not with the last reference
 }
 
+// Steps claimed with a terminated marker whose run has not ended, per
+// queue: the ICD may end a terminated step's barrier without waiting for its
+// gate (PoCL, NEO), so its clFinish returns before the run latched the
+// failure; the layer's clFinish waits for them (resolve_terminated_steps).
+std::mutex resolving_mutex;
+std::condition_variable *resolved = new std::condition_variable;
+auto *resolving = new std::unordered_map<cl_command_queue, size_t>;
+std::atomic<size_t> resolving_count{0};
+
+void post_resolution(const std::shared_ptr<PendingStep> &pending, cl_int status) {
+    {
+        std::lock_guard lock(resolving_mutex);
+        ++(*resolving)[pending->queue];
+        resolving_count.fetch_add(1, std::memory_order_release);
+    }
+    post_to_worker(pending->queue, [pending, status] {
+        run_step(pending, status);
+        std::lock_guard lock(resolving_mutex);
+        if (--(*resolving)[pending->queue] == 0) resolving->erase(pending->queue);
+        resolving_count.fetch_sub(1, std::memory_order_release);
+        resolved->notify_all();
+    });
+}
+
 void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_data) {
     auto pending = claim(reinterpret_cast<uintptr_t>(user_data));
     if (!pending) return;  // run already: a sweep found it terminated, or a second callback
@@ -197,54 +221,38 @@ void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_d
                                              nullptr) != CL_SUCCESS)
         actual = status;
     // Never block in an ICD callback thread: hand the work to the queue's worker.
-    post_to_worker(pending->queue, [pending, actual] { run_step(pending, actual); });
+    if (actual < 0) post_resolution(pending, actual);
+    else post_to_worker(pending->queue, [pending, actual] { run_step(pending, actual); });
 }
-
-// Resolutions a sweep posted, for the caller's bounded wait.
-struct Resolutions {
-    std::mutex mutex;
-    std::condition_variable done;
-    size_t left = 0;
-};
 
 }  // namespace
 
 void resolve_terminated_steps(cl_command_queue queue) {
     sweep_step_events();
-    if (pending_count.load(std::memory_order_acquire) == 0) return;
-    std::vector<std::shared_ptr<PendingStep>> candidates;  // in enqueue order: one queue's run in order
-    {
-        std::lock_guard lock(pending_mutex);
-        for (const auto &[id, pending] : *pending_steps)
-            if (!queue || pending->queue == queue) candidates.push_back(pending);
-    }
-    auto resolutions = std::make_shared<Resolutions>();
-    for (const auto &candidate : candidates) {
-        cl_int status = CL_QUEUED;
-        if (next().clGetEventInfo(candidate->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                                  nullptr) != CL_SUCCESS ||
-            status >= 0)
-            continue;
-        auto pending = claim(candidate->id);
-        if (!pending) continue;  // its callback came meanwhile
+    if (pending_count.load(std::memory_order_acquire) != 0) {
+        std::vector<std::shared_ptr<PendingStep>> candidates;  // in enqueue order: one queue's run in order
         {
-            std::lock_guard lock(resolutions->mutex);
-            ++resolutions->left;
+            std::lock_guard lock(pending_mutex);
+            for (const auto &[id, pending] : *pending_steps)
+                if (!queue || pending->queue == queue) candidates.push_back(pending);
         }
-        post_to_worker(pending->queue, [pending, status, resolutions] {
-            run_step(pending, status);
-            std::lock_guard lock(resolutions->mutex);
-            if (--resolutions->left == 0) resolutions->done.notify_all();
-        });
+        for (const auto &candidate : candidates) {
+            cl_int status = CL_QUEUED;
+            if (next().clGetEventInfo(candidate->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                      nullptr) != CL_SUCCESS ||
+                status >= 0)
+                continue;
+            if (auto pending = claim(candidate->id)) post_resolution(pending, status);  // else its callback came
+        }
     }
-    // The resolutions take no fence wait (the work sees the failure), but
-    // may queue behind another step of the queue that waits for a fence:
-    // bounded by the fence bound, past which that step gives up.
-    std::unique_lock lock(resolutions->mutex);
-    if (!resolutions->done.wait_for(lock, std::chrono::milliseconds(fence_timeout_ms() + 1000),
-                                    [&] { return resolutions->left == 0; }))
-        LOG_DEBUG("%zu terminated step(s) not resolved within the fence bound; they finish on their worker",
-                  resolutions->left);
+    if (resolving_count.load(std::memory_order_acquire) == 0) return;
+    // The runs take no fence wait (the work sees the failure), but may queue
+    // behind another step of the queue at its fence wait: bounded by the
+    // fence bound, past which that step gives up.
+    std::unique_lock lock(resolving_mutex);
+    const auto none_left = [queue] { return queue ? resolving->count(queue) == 0 : resolving->empty(); };
+    if (!resolved->wait_for(lock, std::chrono::milliseconds(fence_timeout_ms() + 1000), none_left))
+        LOG_DEBUG("terminated steps not resolved within the fence bound; they finish on their worker");
 }
 
 bool host_steps_unfinished() { return unfinished_steps.load(std::memory_order_acquire) != 0; }
