@@ -1,5 +1,6 @@
 // The command queue: commands run as soon as their wait list (and every
-// earlier command of the queue) completed, under the one lock; events,
+// earlier command of the queue) completed, under the one lock (in manual
+// mode when manual.cpp's control runs them); events,
 // user events, callbacks, profiling; the buffer commands.
 #include <algorithm>
 #include <chrono>
@@ -72,11 +73,15 @@ void set_status(cl_event ev, cl_int status, Later &later) {
         if (status <= it->when) {
             ++ev->refs;
             const auto cb = *it;
-            later.push_back([ev, cb, status] {
+            auto deliver = [ev, cb, status] {
                 cb.fn(ev, status < 0 ? status : cb.when, cb.data);
                 std::lock_guard guard(lock());
                 release_event_locked(ev);
-            });
+            };
+            if (config().manual && config().late_callbacks)
+                defer_step("callback " + hex(ev->type) + " " + std::to_string(status), std::move(deliver));
+            else
+                later.push_back(std::move(deliver));
             it = cbs.erase(it);
         } else {
             ++it;
@@ -84,27 +89,67 @@ void set_status(cl_event ev, cl_int status, Later &later) {
     }
 }
 
+}  // namespace
+
+void release_event_under_lock(cl_event ev) { release_event_locked(ev); }
+
+bool front_ready(cl_command_queue q) {
+    if (q->pending.empty()) return false;
+    if (q->behind_failure) return true;
+    bool failed = false, blocked = false;
+    for (cl_event w : q->pending.front()->waits) {
+        failed |= w->status < 0;
+        blocked |= w->status > CL_COMPLETE;
+    }
+    return failed || !blocked;
+}
+
+cl_command_type front_type(cl_command_queue q) { return q->pending.front()->event->type; }
+
+void run_front(cl_command_queue q, Later &later) {
+    Command *cmd = q->pending.front();
+    bool failed = false;
+    for (cl_event w : cmd->waits) failed |= w->status < 0;
+    failed |= q->behind_failure;
+    if (failed && config().fail_queue_behind) q->behind_failure = true;
+    cmd->event->times[2] = now_ns();
+    if (failed && config().no_terminated_callbacks) {
+        cmd->event->terminated = true;
+        cmd->event->callbacks.clear();
+    }
+    cl_int result = failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : cmd->work();
+    set_status(cmd->event, result == CL_SUCCESS ? CL_COMPLETE : result, later);
+    for (cl_event w : cmd->waits) release_event_locked(w);
+    for (cl_mem m : cmd->keep) release_mem(m, later);
+    release_event_locked(cmd->event);
+    q->pending.erase(q->pending.begin());
+    if (q->pending.empty()) q->behind_failure = false;
+    delete cmd;
+}
+
+const std::vector<cl_command_queue> &command_queues() { return queues(); }
+
+std::string pending_commands() {
+    std::lock_guard guard(lock());
+    std::string out;
+    for (size_t qi = 0; qi < queues().size(); ++qi)
+        for (const Command *cmd : queues()[qi]->pending) {
+            out += "q" + std::to_string(qi) + " " + hex(cmd->event->type) + " waits for";
+            for (cl_event w : cmd->waits) out += " " + hex(w->type) + ":" + std::to_string(w->status);
+            out += "\n";
+        }
+    return out;
+}
+
+// Runs every command that may run (none in manual mode: the steps do), then
+// frees the released queues that drained.
 void pump_all(Later &later) {
     for (bool progress = true; progress;) {
         progress = false;
         for (size_t qi = 0; qi < queues().size(); ++qi) {
             cl_command_queue q = queues()[qi];
-            while (!q->pending.empty()) {
-                Command *cmd = q->pending.front();
-                bool failed = false, blocked = false;
-                for (cl_event w : cmd->waits) {
-                    failed |= w->status < 0;
-                    blocked |= w->status > CL_COMPLETE;
-                }
-                if (blocked && !failed) break;
-                cmd->event->times[2] = now_ns();
-                cl_int result = failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : cmd->work();
-                set_status(cmd->event, result == CL_SUCCESS ? CL_COMPLETE : result, later);
-                for (cl_event w : cmd->waits) release_event_locked(w);
-                for (cl_mem m : cmd->keep) release_mem(m, later);
-                release_event_locked(cmd->event);
-                q->pending.erase(q->pending.begin());
-                delete cmd;
+            while (!config().manual && front_ready(q)) {
+                run_front(q, later);
                 progress = true;
             }
             if (q->pending.empty() && q->refs == 0) {
@@ -119,8 +164,13 @@ void pump_all(Later &later) {
     changed().notify_all();
 }
 
+namespace {
+
 bool wait_until(std::unique_lock<std::mutex> &held, const std::function<bool()> &done) {
-    if (changed().wait_for(held, wait_bound, done)) return true;
+    if (config().manual) add_waiter(&done);
+    const bool ended = changed().wait_for(held, wait_bound, done);
+    if (config().manual) remove_waiter(&done);
+    if (ended) return true;
     std::fprintf(stderr, "testicd: a wait did not end within 30 s (a user event never completed?)\n");
     return false;
 }
@@ -189,7 +239,9 @@ cl_int CL_API_CALL get_event_info(cl_event ev, cl_event_info name, size_t size, 
     case CL_EVENT_COMMAND_QUEUE: return answer_value(ev->queue, size, value, size_ret);
     case CL_EVENT_CONTEXT: return answer_value(ev->context, size, value, size_ret);
     case CL_EVENT_COMMAND_TYPE: return answer_value(ev->type, size, value, size_ret);
-    case CL_EVENT_COMMAND_EXECUTION_STATUS: return answer_value(ev->status, size, value, size_ret);
+    case CL_EVENT_COMMAND_EXECUTION_STATUS:
+        if (config().manual) note_status_poll(ev);
+        return answer_value(ev->status, size, value, size_ret);
     case CL_EVENT_REFERENCE_COUNT: return answer_value(ev->refs, size, value, size_ret);
     default: return CL_INVALID_VALUE;
     }
@@ -219,6 +271,7 @@ cl_int CL_API_CALL set_event_callback(cl_event ev, cl_int when, void(CL_CALLBACK
         std::lock_guard guard(lock());
         if (!valid(ev, Kind::event)) return CL_INVALID_EVENT;
         if (!fn || (when != CL_COMPLETE && when != CL_RUNNING && when != CL_SUBMITTED)) return CL_INVALID_VALUE;
+        if (ev->terminated) return CL_SUCCESS;  // no_terminated_callbacks: never called
         ev->callbacks.push_back({when, fn, data});
         if (ev->status <= when) set_status(ev, ev->status, later);
     }

@@ -28,7 +28,10 @@ const Config &config() {
             else if (w == "late_destructors") cfg.late_destructors = true;
             else if (w == "reuse_events") cfg.reuse_events = true;
             else if (w == "held_event_refs") cfg.held_event_refs = true;
+            else if (w == "manual") cfg.manual = true;
+            else if (w == "late_callbacks") cfg.late_callbacks = true;
             else if (w == "no_terminated_callbacks") cfg.no_terminated_callbacks = true;
+            else if (w == "fail_queue_behind") cfg.fail_queue_behind = true;
             else if (w == "version=1.2") cfg.major = 1, cfg.minor = 2;
             else if (w == "version=2.1") cfg.major = 2, cfg.minor = 1;
             else if (w == "version=3.0") cfg.major = 3, cfg.minor = 0;

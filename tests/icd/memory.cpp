@@ -33,7 +33,7 @@ void run_late_destructors() {
 
 void release_mem(cl_mem mem, Later &later) {
     if (--mem->refs) return;
-    later.push_back([mem] {
+    auto destroy = [mem] {
         const bool late = config().late_destructors;
         if (!late)
             for (auto it = mem->destructors.rbegin(); it != mem->destructors.rend(); ++it) it->first(mem, it->second);
@@ -61,7 +61,9 @@ void release_mem(cl_mem mem, Later &later) {
             }
         }
         run_later(more);
-    });
+    };
+    if (config().manual) defer_step("destroy mem", std::move(destroy));
+    else later.push_back(std::move(destroy));
 }
 
 char *mem_bytes(cl_mem mem) { return mem->storage; }

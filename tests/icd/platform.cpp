@@ -82,6 +82,20 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
     case PLATFORM_TESTICD_DROP_EVENT_REFS:
         drop_held_event_refs();
         return answer(nullptr, 0, size, value, size_ret);
+    case PLATFORM_TESTICD_PENDING: return answer_string(pending_commands(), size, value, size_ret);
+    case PLATFORM_TESTICD_SCHEDULER:
+        note_scheduler_thread();
+        return answer(nullptr, 0, size, value, size_ret);
+    case PLATFORM_TESTICD_STEPS: return answer_string(manual_steps(), size, value, size_ret);
+    case PLATFORM_TESTICD_RUN_STEP:
+        if (!value || size != sizeof(cl_uint)) return CL_INVALID_VALUE;
+        if (size_ret) *size_ret = 0;
+        return manual_run_step(*static_cast<const cl_uint *>(value));
+    case PLATFORM_TESTICD_WAITERS: {
+        cl_ulong waiters[2];
+        manual_waiters(waiters);
+        return answer(waiters, sizeof waiters, size, value, size_ret);
+    }
     case PLATFORM_TESTICD_LOG_CLEAR:
         clear_record();
         return answer(nullptr, 0, size, value, size_ret);

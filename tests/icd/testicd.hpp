@@ -5,7 +5,8 @@
 // resemble: one with native external memory, native semaphores, a native
 // clImportMemoryARM, a discrete device, or an OpenCL 1.2 / 2.1 platform.
 // README.md in this folder lists the modes.  Commands run at enqueue, or as
-// soon as their wait list completes (user events can hold them back).
+// soon as their wait list completes (user events can hold them back); in
+// manual mode only when a control runs them (manual.cpp).
 #pragma once
 
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
@@ -50,9 +51,20 @@ struct Config {
     // internal references: CL_EVENT_REFERENCE_COUNT stays above 1 after the
     // application's last release).
     bool held_event_refs = false;
-    // A command terminated with a negative status (a failed event in its
-    // wait list) never calls its callbacks (PoCL 3.1, docs/icds.md).
+    // Nothing completes by itself: commands, and the destructor callbacks of
+    // released buffers, wait as steps until PLATFORM_TESTICD_RUN_STEP runs
+    // them (manual.cpp; tests/explore schedules them).
+    bool manual = false;
+    // manual: each event callback is a step of its own, delivered whenever
+    // the scheduler says (an ICD that calls them late, from its own thread).
+    bool late_callbacks = false;
+    // The callbacks of a command terminated by a failed wait list are never
+    // called (PoCL 3.1 and 6 do this; docs/icds.md).
     bool no_terminated_callbacks = false;
+    // A terminated command terminates every command behind it in its queue
+    // until the queue drained, whatever they wait for (PoCL: an in-order
+    // queue's commands depend on the one before).
+    bool fail_queue_behind = false;
     int major = 3, minor = 0;       // version=1.2|2.1|3.0
     bool external_memory() const { return native_opaque_fd || native_dmabuf; }
     bool at_least(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
@@ -92,6 +104,38 @@ void unpark();
 // on every event created since the last time.
 constexpr cl_platform_info PLATFORM_TESTICD_DROP_EVENT_REFS = 0x7E5C;
 void drop_held_event_refs();
+// manual (manual.cpp): PLATFORM_TESTICD_STEPS answers the runnable steps, a
+// string with one line each ("command q0 0x11f5", "callback 0x11f5 0",
+// "destroy mem"), in a deterministic order; PLATFORM_TESTICD_RUN_STEP reads
+// a cl_uint k and runs step #k of that list on the calling thread (a
+// control, like the fault one; CL_INVALID_VALUE past the end);
+// PLATFORM_TESTICD_WAITERS answers cl_ulong[2]: threads waiting inside the
+// ICD (clFinish, clWaitForEvents, blocking commands), and of those, the
+// ones whose wait cannot end before another step runs.
+constexpr cl_platform_info PLATFORM_TESTICD_STEPS = 0x7E63;
+constexpr cl_platform_info PLATFORM_TESTICD_RUN_STEP = 0x7E64;
+constexpr cl_platform_info PLATFORM_TESTICD_WAITERS = 0x7E65;
+// Every command not run yet, one line each, with the status of each event
+// it waits for (what a deadlock report shows; any mode).
+constexpr cl_platform_info PLATFORM_TESTICD_PENDING = 0x7E66;
+std::string pending_commands();
+std::string manual_steps();
+cl_int manual_run_step(cl_uint k);
+void manual_waiters(cl_ulong out[2]);
+// Under lock(), manual mode: a status query of `ev`.  A thread that polls
+// an event that has not ended counts as a waiter while it keeps polling
+// (the layer polls its staging transfers).
+void note_status_poll(cl_event ev);
+// PLATFORM_TESTICD_SCHEDULER (a control, no value): the calling thread is the
+// scheduler, whose status queries between steps are never a wait.
+constexpr cl_platform_info PLATFORM_TESTICD_SCHEDULER = 0x7E67;
+void note_scheduler_thread();
+void release_event_under_lock(cl_event ev);
+// Under lock(): `fn` becomes a step of its own (run without the lock).
+void defer_step(std::string label, std::function<void()> fn);
+// Under lock(): a thread waits (inside wait_until) on `done`.
+void add_waiter(const std::function<bool()> *done);
+void remove_waiter(const std::function<bool()> *done);
 void arm_failure(const std::string &spec);
 bool injected_failure(const char *function);  // true: this call is the one to fail
 void fault_state(cl_ulong out[4]);
@@ -130,6 +174,7 @@ struct _cl_command_queue : testicd::Object {
     cl_context context = nullptr;
     cl_command_queue_properties properties = 0;
     std::vector<Command *> pending;  // in order; front runs first
+    bool behind_failure = false;     // fail_queue_behind: a command ahead was terminated
 };
 
 struct _cl_mem : testicd::Object {
@@ -162,6 +207,7 @@ struct _cl_event : testicd::Object {
         void *data;
     };
     std::vector<Callback> callbacks;
+    bool terminated = false;  // failed because of its wait list (no_terminated_callbacks)
 };
 
 struct _cl_semaphore_khr : testicd::Object {};
@@ -209,6 +255,14 @@ cl_mem import_dmabuf_fd(cl_context ctx, cl_mem_flags flags, int fd, size_t size,
 cl_int submit(cl_command_queue queue, cl_command_type type, cl_uint num_events, const cl_event *wait_list,
               cl_event *event, bool blocking, std::vector<cl_mem> keep, std::function<cl_int()> work);
 cl_event new_event(cl_context context, cl_command_queue queue, cl_command_type type);
+// The queues with commands, in the order of their first command (under
+// lock()); whether a queue's first command may run (its wait list ended);
+// run it; then free the released queues that drained and wake the waiters.
+const std::vector<cl_command_queue> &command_queues();
+bool front_ready(cl_command_queue q);
+cl_command_type front_type(cl_command_queue q);
+void run_front(cl_command_queue q, Later &later);
+void pump_all(Later &later);
 
 // Extension functions (extensions.cpp).
 void *extension_function(const char *name);
