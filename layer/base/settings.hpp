@@ -102,6 +102,7 @@ enum class DebugWord : unsigned {
     egl_force_copy = 1u << 0,    // every EGL export taken as tiled: the GPU copy path (layer/egl)
     zero_copy_fail = 1u << 1,    // every zero-copy check reports a copying ICD (layer/import)
     semaphores_force = 1u << 2,  // the layer's cl_khr_semaphore over an ICD's own (layer/sync)
+    worker_manual = 1u << 3,     // worker jobs wait until a test runs each one (layer/core/worker)
 };
 
 struct DebugWordSpec {

@@ -84,6 +84,9 @@ const DebugWordSpec debug_words[] = {
      "every zero-copy check reports an ICD that copies: every import takes the copy route"},
     {"semaphores-force", DebugWord::semaphores_force, false,
      "the layer's `cl_khr_semaphore` (with sync_fd) over an ICD's own"},
+    {"worker-manual", DebugWord::worker_manual, false,
+     "a worker job waits, held, until a test runs it (one job of one queue at a time): tests/explore "
+     "schedules the layer's host steps"},
 };
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "layer/core/worker.hpp"
 
+#include "layer/base/settings.hpp"
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -65,9 +69,67 @@ void run(const void *key, std::shared_ptr<Worker> w) {
     }
 }
 
+// worker-manual: the jobs held per key, the keys in the order of their
+// first job, the jobs handed over and not finished (under held_mutex).
+struct Held {
+    std::vector<const void *> keys;
+    std::unordered_map<const void *, std::deque<std::function<void()>>> jobs;
+    std::unordered_map<const void *, size_t> running;
+};
+std::mutex held_mutex;
+auto *held = new Held;  // leaked, like workers
+
+void post_now(const void *key, std::function<void()> job);
+
 }  // namespace
 
+bool worker_manual() {
+    static const bool on = debug_on(DebugWord::worker_manual);
+    return on;
+}
+
+std::string held_worker_jobs() {
+    std::lock_guard guard(held_mutex);
+    std::string out;
+    for (const void *key : held->keys) {
+        char line[80];
+        std::snprintf(line, sizeof line, "%p %zu %zu\n", key, held->jobs[key].size(), held->running[key]);
+        out += line;
+    }
+    return out;
+}
+
+bool run_held_worker_job(const void *key) {
+    std::function<void()> job;
+    {
+        std::lock_guard guard(held_mutex);
+        auto it = held->jobs.find(key);
+        if (it == held->jobs.end() || it->second.empty()) return false;
+        job = std::move(it->second.front());
+        it->second.pop_front();
+        ++held->running[key];
+    }
+    post_now(key, [key, job = std::move(job)] {
+        job();
+        std::lock_guard guard(held_mutex);
+        --held->running[key];
+    });
+    return true;
+}
+
 void post_to_worker(const void *key, std::function<void()> job) {
+    if (worker_manual()) {
+        std::lock_guard guard(held_mutex);
+        if (std::find(held->keys.begin(), held->keys.end(), key) == held->keys.end()) held->keys.push_back(key);
+        held->jobs[key].push_back(std::move(job));
+        return;
+    }
+    post_now(key, std::move(job));
+}
+
+namespace {
+
+void post_now(const void *key, std::function<void()> job) {
     std::vector<std::thread> to_join;
     {
         std::lock_guard reg(registry_mutex);
@@ -85,6 +147,8 @@ void post_to_worker(const void *key, std::function<void()> job) {
     }
     for (auto &t : to_join) t.join();  // already finished: returns at once
 }
+
+}  // namespace
 
 void shutdown_worker() {
     std::vector<std::shared_ptr<Worker>> running;

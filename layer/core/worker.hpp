@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 namespace cldmabuf {
 
@@ -26,5 +27,16 @@ void post_to_worker(const void *key, std::function<void()> job);
 void shutdown_worker();
 // Threads currently running (tests and stats).
 size_t live_workers();
+
+// CLDMABUF_DEBUG=worker-manual (tests/README.md): post_to_worker holds each
+// job instead of handing it to its thread, so that a test (tests/explore)
+// decides when each runs; shutdown_worker never runs a held job.  Without
+// the word both answer nothing.
+bool worker_manual();
+// One line per key that ever had a held job, in the order of its first job:
+// "<key in hex> <jobs held> <jobs handed to its thread, not finished>".
+std::string held_worker_jobs();
+// Hands `key`'s oldest held job to its thread; false when it has none.
+bool run_held_worker_job(const void *key);
 
 }  // namespace cldmabuf

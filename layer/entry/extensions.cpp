@@ -123,6 +123,28 @@ cl_int patched_extension_versions(Query query, cl_platform_id platform, cl_uint 
     return answer(list.data(), list.size() * sizeof(cl_name_version), size, value, size_ret);
 }
 
+// CLDMABUF_DEBUG=worker-manual's controls (tests/README.md): the held worker
+// jobs, and run one.  Test-only values; without the word they reach the ICD.
+constexpr cl_platform_info kHeldWorkerJobs = 0x7E70;
+constexpr cl_platform_info kRunHeldWorkerJob = 0x7E71;
+
+bool held_worker_control(cl_platform_info name, size_t size, void *value, size_t *size_ret, cl_int *err) {
+    if ((name != kHeldWorkerJobs && name != kRunHeldWorkerJob) || !worker_manual()) return false;
+    if (name == kHeldWorkerJobs) {
+        const std::string jobs = held_worker_jobs();
+        *err = answer(jobs.c_str(), jobs.size() + 1, size, value, size_ret);
+        return true;
+    }
+    if (!value || size != sizeof(cl_ulong)) {
+        *err = CL_INVALID_VALUE;
+        return true;
+    }
+    const auto key = reinterpret_cast<const void *>(static_cast<uintptr_t>(*static_cast<const cl_ulong *>(value)));
+    *err = run_held_worker_job(key) ? CL_SUCCESS : CL_INVALID_VALUE;
+    if (size_ret) *size_ret = 0;
+    return true;
+}
+
 }  // namespace
 
 cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info name, size_t size, void *value,
@@ -130,6 +152,7 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
     auto query = [platform](cl_uint n, size_t s, void *v, size_t *r) {
         return next().clGetPlatformInfo(platform, n, s, v, r);
     };
+    if (cl_int err; held_worker_control(name, size, value, size_ret, &err)) return err;
     if (cl_int err; sync::semaphore_platform_info(platform, name, size, value, size_ret, &err)) return err;
     switch (name) {
     case CL_PLATFORM_EXTENSIONS: return patched_extension_string(query, platform, name, size, value, size_ret);
