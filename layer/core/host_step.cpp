@@ -251,8 +251,10 @@ void resolve_terminated_steps(cl_command_queue queue) {
     // fence bound, past which that step gives up.
     std::unique_lock lock(resolving_mutex);
     const auto none_left = [queue] { return queue ? resolving->count(queue) == 0 : resolving->empty(); };
+    note_waiting_for_worker(1);
     if (!resolved->wait_for(lock, std::chrono::milliseconds(fence_timeout_ms() + 1000), none_left))
         LOG_DEBUG("terminated steps not resolved within the fence bound; they finish on their worker");
+    note_waiting_for_worker(-1);
 }
 
 bool host_steps_unfinished() { return unfinished_steps.load(std::memory_order_acquire) != 0; }

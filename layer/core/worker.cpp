@@ -2,6 +2,7 @@
 
 #include "layer/base/settings.hpp"
 
+#include <atomic>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -88,6 +89,10 @@ bool worker_manual() {
     return on;
 }
 
+std::atomic<int> waiting_for_worker{0};
+
+void note_waiting_for_worker(int delta) { waiting_for_worker.fetch_add(delta, std::memory_order_relaxed); }
+
 std::string held_worker_jobs() {
     std::lock_guard guard(held_mutex);
     std::string out;
@@ -96,6 +101,7 @@ std::string held_worker_jobs() {
         std::snprintf(line, sizeof line, "%p %zu %zu\n", key, held->jobs[key].size(), held->running[key]);
         out += line;
     }
+    out += "waiting " + std::to_string(waiting_for_worker.load(std::memory_order_relaxed)) + "\n";
     return out;
 }
 

@@ -34,8 +34,13 @@ size_t live_workers();
 // the word both answer nothing.
 bool worker_manual();
 // One line per key that ever had a held job, in the order of its first job:
-// "<key in hex> <jobs held> <jobs handed to its thread, not finished>".
+// "<key in hex> <jobs held> <jobs handed to its thread, not finished>",
+// then "waiting <n>": threads in a layer wait for worker jobs (a clFinish
+// waiting for terminated steps), which a scheduler counts as settled.
 std::string held_worker_jobs();
+// Brackets a bounded wait of the calling thread for worker jobs (counted
+// for held_worker_jobs; one relaxed add each way).
+void note_waiting_for_worker(int delta);
 // Hands `key`'s oldest held job to its thread; false when it has none.
 bool run_held_worker_job(const void *key);
 

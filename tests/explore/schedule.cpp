@@ -49,6 +49,7 @@ struct HeldKey {
 std::vector<HeldKey> held_jobs(cl_platform_id p) {
     std::vector<HeldKey> out;
     for (const std::string &l : lines(platform_string(p, kHeldJobs))) {
+        if (l.rfind("waiting ", 0) == 0) continue;  // layer_waiters()
         HeldKey k{};
         std::istringstream in(l);
         std::string key;
@@ -57,6 +58,14 @@ std::vector<HeldKey> held_jobs(cl_platform_id p) {
         out.push_back(k);
     }
     return out;
+}
+
+// Threads waiting in the layer for worker jobs (a clFinish waiting for the
+// steps it found terminated): settled, like an ICD waiter, until a job runs.
+size_t layer_waiters(cl_platform_id p) {
+    for (const std::string &l : lines(platform_string(p, kHeldJobs)))
+        if (l.rfind("waiting ", 0) == 0) return std::strtoull(l.c_str() + 8, nullptr, 10);
+    return 0;
 }
 
 // The application's thread: runs one chunk when told.
@@ -119,7 +128,7 @@ public:
             for (const HeldKey &k : held_jobs(w_.platform)) working += k.running;
             cl_ulong waiters[2] = {0, 0};
             clGetPlatformInfo(w_.platform, kWaiters, sizeof waiters, waiters, nullptr);
-            if (waiters[0] == waiters[1] && working == waiters[1]) {
+            if (waiters[0] == waiters[1] && working == waiters[1] + layer_waiters(w_.platform)) {
                 if (++seen == 3) return true;
             } else {
                 seen = 0;
