@@ -294,10 +294,20 @@ bool dmabuf_fdinfo(int fd, std::string *out) {
     std::lock_guard<std::mutex> l(s.mu);
     auto it = s.dmabuf_fds.find(fd);
     if (it == s.dmabuf_fds.end() || it->second->foreign) return false;  // a real dma-buf: the kernel answers
+    // count: the dma-buf file's references as i915 has them: one per fd, one
+    // while a GEM handle names the object (the exporter's cached dma_buf and
+    // the PRIME handle lookup hold it); mappings none (i915's dma-buf mmap
+    // points the VMA at the object's shmem file).
+    long count = 0;
+    for (auto &[f, o] : s.dmabuf_fds) count += o == it->second;
+    bool handle = false;
+    for (auto &[f, file] : s.dev_fds)
+        for (auto &[h, o] : file->handles) handle |= o == it->second;
     char text[256];
-    snprintf(text, sizeof text, "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t%lu\nsize:\t%llu\ncount:\t1\n"
+    snprintf(text, sizeof text, "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t%lu\nsize:\t%llu\ncount:\t%ld\n"
              "exp_name:\t%s\nname:\t\n",
-             (unsigned long)it->second->ino, (unsigned long long)it->second->size, g_export_name.c_str());
+             (unsigned long)it->second->ino, (unsigned long long)it->second->size, count + (handle ? 1 : 0),
+             g_export_name.c_str());
     *out = text;
     return true;
 }
