@@ -41,8 +41,9 @@ const SettingSpec table[] = {
     {"CLDMABUF_FAILED_EVENTS", K::word, "propagate|sidetable", 0, 0, "per ICD",
      "`propagate` (a failed step fails the ICD's commands behind it: NVIDIA) or `sidetable` (they run; a failed "
      "acquire detaches its dma-bufs from them: PoCL, rusticl, NEO, others) ([layer-rules.md](layer-rules.md))"},
-    {"CLDMABUF_MAP_CACHE_MB", K::integer, nullptr, 0, 1 << 20, "`0`",
-     "keep up to N MiB of idle dma-buf mappings for re-imports ([benchmarks.md](benchmarks.md))"},
+    {"CLDMABUF_MAP_CACHE_MB", K::integer, nullptr, 0, 1 << 20, "`512` (`64` on 32-bit)",
+     "a dma-buf imported again takes the mapping its last import made: up to N MiB of parked mappings (at most 64), "
+     "each dropped once only the layer holds its dma-buf; `0`: off ([benchmarks.md](benchmarks.md))"},
     {"CLDMABUF_BLT", K::word, "on|off", 0, 0, "`on`", "`off`: no blitter, copies go to the ICD"},
     {"CLDMABUF_BLT_NODE", K::path, nullptr, 0, 0, "scan `/dev/dri/renderD*`",
      "the render node to use for the blitter"},

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <list>
 #include <mutex>
+#include <string>
 
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
@@ -15,19 +17,28 @@
 namespace cldmabuf {
 namespace {
 
+constexpr uint64_t kDefaultBudgetMiB = sizeof(void *) >= 8 ? 512 : 64;
+// Each parked mapping holds an fd (mapping_cache.hpp, invariant 2): a 4K NV12
+// pool of 20 surfaces, both planes, is 40.
+constexpr size_t kMaxParked = 64;
+constexpr auto kSweepMs = std::chrono::milliseconds(100);
+
 struct Entry {
     dev_t dev = 0;
     ino_t ino = 0;
+    off_t size = 0;  // the dma-buf's
+    int pin = -1;    // the entry's own fd of the dma-buf: keeps its inode (and number) alive
+    long own_refs = 0;  // file references the entry holds (pin + mapping); 0: unknown
     void *addr = nullptr;
     size_t len = 0;
     bool writable = false;
-    unsigned users = 0;  // live imports using it; 0 = idle
+    bool live = true;  // held by an import (at most one)
 };
 
 uint64_t budget_bytes() {
     static const uint64_t budget = [] {
         const char *v = setting("CLDMABUF_MAP_CACHE_MB");
-        if (!v || !*v) return uint64_t{0};
+        if (!v || !*v) return kDefaultBudgetMiB << 20;
         char *end = nullptr;
         const unsigned long long mb = std::strtoull(v, &end, 10);
         if (*end) {
@@ -39,23 +50,76 @@ uint64_t budget_bytes() {
     return budget;
 }
 
+// The dma-buf file's reference count the kernel prints in fdinfo (without
+// procfs's own), or -1 when not shown (not a dma-buf, an older kernel, a fake).
+long file_count(int fd) {
+    std::string text;
+    const std::string path = "/proc/self/fdinfo/" + std::to_string(fd);
+    if (kernel().read_file(path.c_str(), &text) != 0) return -1;
+    static constexpr char key[] = "count:";
+    for (size_t at = 0; at < text.size();) {
+        const size_t end = std::min(text.find('\n', at), text.size());
+        if (text.compare(at, sizeof key - 1, key) == 0) {
+            char *stop = nullptr;
+            const long n = std::strtol(text.c_str() + at + sizeof key - 1, &stop, 10);
+            return stop != text.c_str() + at + sizeof key - 1 && n >= 0 ? n : -1;
+        }
+        at = end + 1;
+    }
+    return -1;
+}
+
+void unmap(Entry &e) {
+    kernel().munmap(e.addr, e.len);
+    if (e.pin >= 0) kernel().close(e.pin);
+}
+
 struct Cache {
     std::mutex mu;
-    std::list<Entry> entries;  // idle ones in least-recently-released order at the front
+    std::list<Entry> entries;  // parked ones in least-recently-parked order at the front
     MappingCacheStats stats;
+    std::chrono::steady_clock::time_point last_sweep{};
 
-    // Unmaps idle entries, oldest first, until idle bytes fit `limit`.
-    void trim(uint64_t limit) {
-        for (auto it = entries.begin(); it != entries.end() && stats.idle_bytes > limit;) {
-            if (it->users) {
+    void drop(std::list<Entry>::iterator it) {
+        unmap(*it);
+        stats.idle_bytes -= it->len;
+        stats.parked--;
+        stats.live_mappings--;
+        entries.erase(it);
+    }
+
+    // Unmaps parked entries, oldest first, until they fit `bytes` and `count`.
+    void trim(uint64_t bytes, size_t count) {
+        for (auto it = entries.begin(); it != entries.end() && (stats.idle_bytes > bytes || stats.parked > count);) {
+            if (it->live) {
                 ++it;
                 continue;
             }
-            kernel().munmap(it->addr, it->len);
-            stats.idle_bytes -= it->len;
             stats.evictions++;
-            stats.live_mappings--;
-            it = entries.erase(it);
+            drop(it++);
+        }
+    }
+
+    // Parked entries whose dma-buf only the entry still holds (invariant 3).
+    void sweep_if_due() {
+        if (!stats.parked) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_sweep < kSweepMs) return;
+        last_sweep = now;
+        for (auto it = entries.begin(); it != entries.end();) {
+            if (it->live || it->own_refs <= 0) {
+                ++it;
+                continue;
+            }
+            const long n = file_count(it->pin);
+            if (n < 0 || n > it->own_refs) {
+                ++it;
+                continue;
+            }
+            LOG_DEBUG("mapping cache: dma-buf %lu is held by nothing but the cache: unmapped (%zu bytes)",
+                      static_cast<unsigned long>(it->ino), it->len);
+            stats.gone++;
+            drop(it++);
         }
     }
 };
@@ -69,30 +133,46 @@ Cache &cache() {
 
 void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len) {
     Cache &c = cache();
-    struct stat st;
-    const bool cacheable = budget_bytes() > 0 && kernel().fstat(fd, &st) == 0;
+    struct stat st {};
+    const bool cacheable = budget_bytes() > 0 && kernel().fstat(fd, &st) == 0 && st.st_size > 0 &&
+                           static_cast<uint64_t>(st.st_size) >= len;
     if (cacheable) {
         std::lock_guard lock(c.mu);
+        c.sweep_if_due();
         for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-            // Protection must match both ways: a read-only object's mapping
-            // stays read-only (no write through the ICD reaches the dma-buf).
-            if (it->dev != st.st_dev || it->ino != st.st_ino || it->len < len || writable != it->writable)
+            // Only a parked mapping (invariant 1); protection must match both
+            // ways: a read-only object's mapping stays read-only.
+            if (it->live || it->dev != st.st_dev || it->ino != st.st_ino || it->size != st.st_size ||
+                it->len < len || writable != it->writable)
                 continue;
-            if (it->users++ == 0) c.stats.idle_bytes -= it->len;
+            it->live = true;
+            c.stats.idle_bytes -= it->len;
+            c.stats.parked--;
             c.stats.hits++;
             c.entries.splice(c.entries.end(), c.entries, it);  // most recently used last
             *mapped_len = it->len;
             return it->addr;
         }
     }
+    // A miss: the entry's own fd first, then the mapping, reading the file's
+    // count around the mmap to learn the entry's share of it.
+    const int pin = cacheable ? kernel().dup(fd) : -1;
+    const long before = pin >= 0 ? file_count(pin) : -1;
     void *addr = kernel().mmap(nullptr, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
-    if (addr == MAP_FAILED) return MAP_FAILED;
+    if (addr == MAP_FAILED) {
+        const int err = errno;
+        if (pin >= 0) kernel().close(pin);
+        errno = err;
+        return MAP_FAILED;
+    }
     *mapped_len = len;
-    if (cacheable) {
+    if (pin >= 0) {
+        const long after = before >= 0 ? file_count(pin) : -1;
+        const long own = after >= before && before >= 0 ? 1 + (after - before) : 0;
         std::lock_guard lock(c.mu);
         c.stats.misses++;
         c.stats.live_mappings++;
-        c.entries.push_back(Entry{st.st_dev, st.st_ino, addr, len, writable, 1});
+        c.entries.push_back(Entry{st.st_dev, st.st_ino, st.st_size, pin, own, addr, len, writable, true});
     }
     return addr;
 }
@@ -102,23 +182,25 @@ void release_mapping(void *addr, size_t mapped_len, bool keep) {
     {
         std::lock_guard lock(c.mu);
         for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-            if (it->addr != addr) continue;
-            if (--it->users > 0) return;
+            if (it->addr != addr || !it->live) continue;
             // A mapping larger than the whole budget would only push every
-            // other idle one out before going itself.
+            // other parked one out before going itself.
             if (!keep || it->len > budget_bytes()) {
-                kernel().munmap(it->addr, it->len);
+                unmap(*it);
                 c.stats.live_mappings--;
                 c.entries.erase(it);
                 return;
             }
+            it->live = false;
             c.stats.idle_bytes += it->len;
+            c.stats.parked++;
             c.entries.splice(c.entries.end(), c.entries, it);
-            c.trim(budget_bytes());
+            c.trim(budget_bytes(), kMaxParked);
+            c.sweep_if_due();
             return;
         }
     }
-    kernel().munmap(addr, mapped_len);  // not cached (fstat failed or the cache is off)
+    kernel().munmap(addr, mapped_len);  // not cached (fstat or dup failed, or the cache is off)
 }
 
 MappingCacheStats mapping_cache_stats() {
@@ -128,7 +210,7 @@ MappingCacheStats mapping_cache_stats() {
 
 void drop_idle_mappings() {
     std::lock_guard lock(cache().mu);
-    cache().trim(0);
+    cache().trim(0, 0);
 }
 
 }  // namespace cldmabuf

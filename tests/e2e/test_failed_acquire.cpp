@@ -296,3 +296,104 @@ TEST_CASE("after a failed acquire the import works again: on another queue at on
     clReleaseCommandQueue(other);
     clReleaseKernel(k);
 }
+
+// Two live imports X and Y of one dma-buf.  Y is acquired and its kernel
+// waits on a gate; then X's acquire fails (a write fence that never
+// signals), so the layer detaches X's mapping from the commands behind it
+// (layer/handoff/failed_acquire_shield.hpp).  Y's kernel, acquired
+// legitimately, then runs while X stays detached: its words must reach the
+// dma-buf.  The mapping the shield replaced is X's alone: the mapping cache
+// never hands one mapping to two live imports (layer/dmabuf/mapping_cache.hpp,
+// invariant 1), and X had taken a mapping parked by an earlier import.
+TEST_CASE("a failed acquire on one import leaves another live import of its dma-buf attached",
+          "[host-fail][kernel][mapcache]") {
+    if (!can_make_stuck_fences() || source_has_fences())
+        SKIP("needs the virtual Gen9 blitter's fence that never signals");
+    ClEnv env;
+    constexpr uint32_t kY = 0xB0B0B0B0;
+    const size_t words = kSize / 4;
+    Dmabuf buf = make_dmabuf(kSize);
+    DmabufView view(buf);
+    view.fill_words(kBefore);
+    auto import = [&] {
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                           static_cast<cl_mem_properties>(buf.dup_fd()), 0};
+        cl_int err = CL_SUCCESS;
+        cl_mem m = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, kSize, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        return m;
+    };
+    // A pipeline's second frame: the mapping of an earlier import is parked.
+    REQUIRE(clReleaseMemObject(import()) == CL_SUCCESS);
+    cl_mem x = import(), y = import();
+    cl_kernel k = env.build_kernel(put_source, "put");
+    const size_t global = words;
+
+    // Y: acquired, then its kernel behind a gate, then its release.
+    cl_command_queue qy = env.make_queue();
+    REQUIRE(env.acquire(qy, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(qy) == CL_SUCCESS);
+    cl_event gate = env.make_user_event();
+    REQUIRE(clSetKernelArg(k, 0, sizeof y, &y) == CL_SUCCESS);
+    REQUIRE(clSetKernelArg(k, 1, sizeof kY, &kY) == CL_SUCCESS);
+    REQUIRE(clEnqueueNDRangeKernel(qy, k, 1, nullptr, &global, nullptr, 1, &gate, nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(qy, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFlush(qy) == CL_SUCCESS);
+
+    // X: a blitter copy into it whose batch never completes leaves a write
+    // fence on the dma-buf (its source holds Y's words, so whenever it lands
+    // it changes nothing Y wrote); X's acquire then fails.
+    Dmabuf other = make_dmabuf(kSize);
+    {
+        DmabufView o(other);
+        o.begin(true);
+        for (size_t i = 0; i < words; ++i) o.words[i] = kY;
+        o.end(true);
+    }
+    const cl_mem_properties p2[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(other.fd),
+                                    0};
+    cl_int err = CL_SUCCESS;
+    cl_mem src = clCreateBufferWithProperties(env.context, p2, CL_MEM_READ_WRITE, kSize, nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    other.release_fd();
+    cl_command_queue poison = env.make_queue();
+    const uint64_t submitted = vgen9().submitted();
+    vgen9().never_signal_next(1);
+    cl_event copy = nullptr;
+    REQUIRE(clEnqueueCopyBuffer(poison, src, x, 0, 0, 4096, 0, nullptr, &copy) == CL_SUCCESS);
+    REQUIRE(clFlush(poison) == CL_SUCCESS);
+    REQUIRE(vgen9().wait_for_submission(submitted, 10000));
+    cl_command_queue qx = env.make_queue();
+    cl_event x_acquired = nullptr;
+    REQUIRE(env.acquire(qx, 1, &x, 0, nullptr, &x_acquired) == CL_SUCCESS);
+    const uint32_t kX = kKernel;
+    REQUIRE(clSetKernelArg(k, 0, sizeof x, &x) == CL_SUCCESS);
+    REQUIRE(clSetKernelArg(k, 1, sizeof kX, &kX) == CL_SUCCESS);
+    REQUIRE(clEnqueueNDRangeKernel(qx, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(clWaitForEvents(1, &x_acquired) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    clReleaseEvent(x_acquired);
+
+    // Y's kernel runs while X is detached (qx not drained).
+    REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+    CHECK(clFinish(qy) == CL_SUCCESS);
+    vgen9().reset();
+    clWaitForEvents(1, &copy);
+    clReleaseEvent(copy);
+    clFinish(poison);
+    view.begin(false);
+    size_t landed = 0;
+    for (size_t i = 0; i < words; ++i) landed += view.words[i] == kY;
+    view.end(false);
+    INFO("words of Y's kernel in the dma-buf: " << landed << " of " << words);
+    CHECK(landed == words);
+
+    CHECK(clFinish(qx) == CL_OUT_OF_RESOURCES);  // X's failure, reported once
+    clReleaseEvent(gate);
+    clReleaseKernel(k);
+    clReleaseMemObject(x);
+    clReleaseMemObject(y);
+    clReleaseMemObject(src);
+    clReleaseCommandQueue(qx);
+    clReleaseCommandQueue(qy);
+    clReleaseCommandQueue(poison);
+}

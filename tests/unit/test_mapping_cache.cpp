@@ -1,0 +1,180 @@
+// layer/dmabuf/mapping_cache: a parked mapping goes to the next import of the
+// same memory only, never to a live import's twin, never to a new buffer
+// that got a freed buffer's inode number, and goes once only the cache
+// holds its dma-buf.
+//
+// The fake kernel below keeps real memfds (real mappings, real bytes) but
+// numbers the files itself the way a kernel may: a file's inode number is
+// free again the moment its last fd closes (mappings hold no reference, as
+// with i915's dma-buf mmap), and the lowest free number is given next.  It
+// prints a dma-buf's fdinfo "count:" (its fds) as dma_buf_show_fdinfo does.
+#include <catch2/catch_test_macros.hpp>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "fake_kernel.hpp"
+#include "layer/dmabuf/mapping_cache.hpp"
+
+using namespace cldmabuf;
+
+namespace {
+
+struct RecyclingKernel : unit::FakeKernel {
+    std::map<int, int> file_of;  // fd -> file id (its inode number)
+    std::set<int> taken;
+
+    int open_file(size_t size, char content) {
+        int ino = 1;
+        while (taken.count(ino)) ++ino;
+        taken.insert(ino);
+        const int fd = ::memfd_create("mapcache-test", MFD_CLOEXEC);
+        REQUIRE(fd >= 0);
+        REQUIRE(::ftruncate(fd, static_cast<off_t>(size)) == 0);
+        void *p = ::mmap(nullptr, size, PROT_WRITE, MAP_SHARED, fd, 0);
+        REQUIRE(p != MAP_FAILED);
+        std::memset(p, content, size);
+        ::munmap(p, size);
+        file_of[fd] = ino;
+        return fd;
+    }
+    long fds_of(int ino) const {
+        long n = 0;
+        for (auto &[fd, f] : file_of) n += f == ino;
+        return n;
+    }
+    int close(int fd) override {
+        auto it = file_of.find(fd);
+        if (it == file_of.end()) return ::close(fd);
+        const int ino = it->second;
+        file_of.erase(it);
+        if (!fds_of(ino)) taken.erase(ino);  // free: the number may be given again
+        return ::close(fd);
+    }
+    int dup(int fd) override {
+        const int d = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (d >= 0 && file_of.count(fd)) file_of[d] = file_of[fd];
+        return d;
+    }
+    void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) override {
+        return ::mmap(addr, len, prot, flags, fd, off);
+    }
+    int munmap(void *addr, size_t len) override { return ::munmap(addr, len); }
+    int fstat(int fd, struct stat *st) override {
+        if (::fstat(fd, st) != 0) return -1;
+        st->st_dev = 77;
+        st->st_ino = static_cast<ino_t>(file_of.at(fd));
+        return 0;
+    }
+    int read_file(const char *path, std::string *out) override {
+        const int fd = std::atoi(std::strrchr(path, '/') + 1);
+        if (!file_of.count(fd)) {
+            errno = ENOENT;
+            return -1;
+        }
+        *out = "size:\t0\ncount:\t" + std::to_string(fds_of(file_of[fd])) + "\nexp_name:\ti915\n";
+        return 0;
+    }
+};
+
+struct Mapping {
+    void *addr = nullptr;
+    size_t len = 0;
+    char first() const { return *static_cast<const char *>(addr); }
+};
+
+Mapping take(int fd, size_t len) {
+    Mapping m;
+    m.addr = acquire_mapping(fd, len, true, &m.len);
+    REQUIRE(m.addr != MAP_FAILED);
+    return m;
+}
+
+void give(const Mapping &m) { release_mapping(m.addr, m.len); }
+
+// Past the cache's look at who else holds its dma-bufs (at most every 100 ms).
+void after_a_sweep_interval() { std::this_thread::sleep_for(std::chrono::milliseconds(120)); }
+
+}  // namespace
+
+TEST_CASE("mapping cache: a re-import takes the parked mapping; a live import's twin gets its own", "[mapcache]") {
+    RecyclingKernel k;
+    unit::ScopedKernel scope(&k);
+    drop_idle_mappings();
+    const int fd = k.open_file(8192, 'a');
+    const Mapping first = take(fd, 8192);
+    const Mapping twin = take(fd, 8192);
+    CHECK(twin.addr != first.addr);  // one mapping per live import
+    give(first);
+    give(twin);
+    const auto before = mapping_cache_stats();
+    CHECK(before.parked == 2);
+    const Mapping again = take(fd, 8192);
+    CHECK((again.addr == first.addr || again.addr == twin.addr));
+    CHECK(mapping_cache_stats().hits == before.hits + 1);
+    give(again);
+    k.close(fd);
+    drop_idle_mappings();
+    CHECK(mapping_cache_stats().parked == 0);
+}
+
+TEST_CASE("mapping cache: a freed buffer's inode number, given to a new buffer, never finds the old mapping",
+          "[mapcache]") {
+    RecyclingKernel k;
+    unit::ScopedKernel scope(&k);
+    drop_idle_mappings();
+    const int a = k.open_file(4096, 'a');
+    const int a_ino = k.file_of[a];
+    give(take(a, 4096));
+    k.close(a);  // the producer frees its buffer; only the cache may hold it now
+
+    // New buffers of the same size and of another size, other content: if
+    // one gets a's number, the cache must not hand it a's pages.
+    for (const auto &[size, content] : {std::pair<size_t, char>{4096, 'b'}, {8192, 'c'}, {4096, 'd'}}) {
+        const int fd = k.open_file(size, content);
+        INFO("new buffer of " << size << " bytes, inode " << k.file_of[fd] << " (the freed one's was " << a_ino
+                              << ")");
+        const Mapping m = take(fd, size);
+        CHECK(m.first() == content);
+        CHECK(static_cast<const char *>(m.addr)[size - 1] == content);
+        CHECK(m.len >= size);
+        release_mapping(m.addr, m.len, false);
+        k.close(fd);
+        after_a_sweep_interval();
+    }
+    drop_idle_mappings();
+}
+
+TEST_CASE("mapping cache: a parked mapping goes once only the cache holds its dma-buf", "[mapcache]") {
+    RecyclingKernel k;
+    unit::ScopedKernel scope(&k);
+    drop_idle_mappings();
+    const int a = k.open_file(4096, 'a');
+    const int a_ino = k.file_of[a];
+    give(take(a, 4096));
+    after_a_sweep_interval();
+    const int other = k.open_file(4096, 'o');
+    give(take(other, 4096));  // a look at the parked ones: `a` is still the producer's
+    CHECK(mapping_cache_stats().parked == 2);
+    CHECK(k.taken.count(a_ino));
+
+    const uint64_t gone = mapping_cache_stats().gone;
+    k.close(a);  // the producer lets go
+    CHECK(k.taken.count(a_ino));  // the cache's own fd keeps the number taken
+    after_a_sweep_interval();
+    give(take(other, 4096));
+    CHECK(mapping_cache_stats().gone == gone + 1);
+    CHECK(mapping_cache_stats().parked == 1);
+    CHECK_FALSE(k.taken.count(a_ino));  // freed: the cache held the last reference
+    k.close(other);
+    drop_idle_mappings();
+}
