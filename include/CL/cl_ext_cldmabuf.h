@@ -160,7 +160,8 @@ extern "C" {
 #define CL_STATS_FENCE_TIMEOUTS_CLDMABUF 16   /* fence waits the layer gave up at CLDMABUF_FENCE_TIMEOUT_MS */
 #define CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF 17 /* release fences signalled at that bound, their release not run */
 #define CL_STATS_ALIAS_MERGES_CLDMABUF 18   /* copy-route releases that wrote back only what changed (another import shares the dma-buf) */
-#define CL_STATS_COUNT_CLDMABUF 19
+#define CL_STATS_PARKED_MAPPINGS_CLDMABUF 19 /* dma-buf mappings kept for a re-import, each with its own fd (a gauge) */
+#define CL_STATS_COUNT_CLDMABUF 20
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

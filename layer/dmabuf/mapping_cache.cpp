@@ -2,13 +2,16 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <list>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
@@ -21,7 +24,7 @@ constexpr uint64_t kDefaultBudgetMiB = sizeof(void *) >= 8 ? 512 : 64;
 // Each parked mapping holds an fd (mapping_cache.hpp, invariant 2): a 4K NV12
 // pool of 20 surfaces, both planes, is 40.
 constexpr size_t kMaxParked = 64;
-constexpr auto kSweepMs = std::chrono::milliseconds(100);
+constexpr auto kSweepMs = std::chrono::milliseconds(50);
 
 struct Entry {
     dev_t dev = 0;
@@ -78,7 +81,8 @@ struct Cache {
     std::mutex mu;
     std::list<Entry> entries;  // parked ones in least-recently-parked order at the front
     MappingCacheStats stats;
-    std::chrono::steady_clock::time_point last_sweep{};
+    std::condition_variable wake;  // the reaper's sleep; notified by drop_idle_mappings
+    pid_t reaper = 0;              // the process whose reaper thread runs (0: none; a fork's child has none)
 
     void drop(std::list<Entry>::iterator it) {
         unmap(*it);
@@ -101,11 +105,7 @@ struct Cache {
     }
 
     // Parked entries whose dma-buf only the entry still holds (invariant 3).
-    void sweep_if_due() {
-        if (!stats.parked) return;
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_sweep < kSweepMs) return;
-        last_sweep = now;
+    void sweep() {
         for (auto it = entries.begin(); it != entries.end();) {
             if (it->live || it->own_refs <= 0) {
                 ++it;
@@ -129,6 +129,24 @@ Cache &cache() {
     return *c;
 }
 
+// While anything is parked, a thread looks every kSweepMs for parked
+// mappings only the cache still holds, so a freed buffer's memory goes
+// whether or not the application calls the layer again; it ends when
+// nothing is parked.  Under c.mu.
+void start_reaper(Cache &c) {
+    const pid_t self = getpid();
+    if (c.reaper == self) return;
+    c.reaper = self;
+    std::thread([&c, self] {
+        std::unique_lock lock(c.mu);
+        while (c.stats.parked && c.reaper == self) {
+            c.wake.wait_for(lock, kSweepMs);
+            c.sweep();
+        }
+        if (c.reaper == self) c.reaper = 0;
+    }).detach();
+}
+
 }  // namespace
 
 void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len) {
@@ -138,7 +156,6 @@ void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len) {
                            static_cast<uint64_t>(st.st_size) >= len;
     if (cacheable) {
         std::lock_guard lock(c.mu);
-        c.sweep_if_due();
         for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
             // Only a parked mapping (invariant 1); protection must match both
             // ways: a read-only object's mapping stays read-only.
@@ -196,7 +213,7 @@ void release_mapping(void *addr, size_t mapped_len, bool keep) {
             c.stats.parked++;
             c.entries.splice(c.entries.end(), c.entries, it);
             c.trim(budget_bytes(), kMaxParked);
-            c.sweep_if_due();
+            if (c.stats.parked) start_reaper(c);
             return;
         }
     }

@@ -39,14 +39,13 @@
 //    file reference count in fdinfo ("count:", dma_buf_show_fdinfo), and the
 //    entry learns its own share when it maps (the count before and after
 //    its mmap: 1 for its fd, plus 1 where the exporter's mapping holds the
-//    file).  Parked entries whose count fell to their own share are
-//    unmapped at the next import or release of any dma-buf, looked at most
-//    every kSweepMs (each look is a procfs read); a VA surface destroyed or
-//    a pool freed drops the GEM handles' and the producer's references, so
-//    it is seen the same way.  Where fdinfo has no count the entry stays
-//    until evicted.  Nothing is notified when a count falls, so "the
-//    moment" is the next sweep; between sweeps, and for a program that stops
-//    calling the layer, the budget bounds what is held.
+//    file).  While anything is parked a thread looks every 50 ms (a procfs
+//    read per parked mapping) and unmaps those whose count fell to their
+//    own share; a VA surface destroyed or a pool freed drops the GEM
+//    handles' and the producer's references, so it is seen the same way.
+//    Nothing is notified when a count falls, so "the moment" is the next
+//    look.  Where fdinfo has no count (not a dma-buf, a fake) the entry
+//    stays until evicted: the budget bounds what is held.
 // 4. Bounded: parked mappings take at most the budget's bytes (default
 //    kDefaultBudgetMiB, 64 MiB where pointers are 32-bit) and kMaxParked fds,
 //    evicted least recently parked first; a mapping larger than the budget

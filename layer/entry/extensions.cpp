@@ -16,6 +16,7 @@
 #include "layer/core/worker.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/core/registry.hpp"
+#include "layer/dmabuf/mapping_cache.hpp"
 #include "layer/base/stats.hpp"
 #include "layer/core/extension_list.hpp"
 #include "layer/sync/availability.hpp"
@@ -177,7 +178,7 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
                                                             s.blt_fence_in_fallbacks, s.quiet_handoffs,
                                                             imports().size(),   event_types().size(),
                                                             s.fence_timeouts,   s.release_fences_expired,
-                                                            s.alias_merges};
+                                                            s.alias_merges, mapping_cache_stats().parked};
         // The array only grows at its end: a caller built with an older
         // header (13 counters, before quiet_handoffs) gets those it knows.
         constexpr size_t first_header_bytes = 13 * sizeof(cl_ulong);

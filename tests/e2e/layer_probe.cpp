@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <string>
 
 #include "settled_counts.hpp"
 #include "test_dmabufs.hpp"
@@ -155,9 +156,19 @@ int settled_mappings() { return cldmabuf::test::settled_mappings(first_platform(
 
 int settled_fds() { return cldmabuf::test::settled_fds(first_platform()); }
 
+int cache_fds_per_import() {
+    const char *v = std::getenv("CLDMABUF_MAP_CACHE_MB");
+    return v && std::string(v) == "0" ? 0 : 1;
+}
+
+int unparked_fds() { return count_open_fds() - cldmabuf::test::parked_mappings(first_platform()); }
+int unparked_mappings() { return count_mappings() - cldmabuf::test::parked_mappings(first_platform()); }
+
 int open_fds_toward(int expected) {
-    int now = count_open_fds();
-    eventually([&] { return (now = count_open_fds()) == expected; });
+    const cl_platform_id p = first_platform();
+    auto count = [p] { return count_open_fds() - cldmabuf::test::parked_mappings(p); };
+    int now = count();
+    eventually([&] { return (now = count()) == expected; });
     return now;
 }
 

@@ -66,6 +66,13 @@ int settled_mappings();
 
 // The process's open fds once the layer's workers are idle and the count is stable.
 int settled_fds();
+// Both leave out the mapping cache's parked mappings (settled_counts.hpp).
+// The fds a live import's mapping adds beside the layer's duplicate: the
+// mapping cache's own fd of it (1 unless CLDMABUF_MAP_CACHE_MB=0).
+int cache_fds_per_import();
+// count_open_fds() and count_mappings() less the parked mappings.
+int unparked_fds();
+int unparked_mappings();
 // The open-fd count as soon as it equals `expected`, or as it stands after
 // 3 s.  "After" checks use it: an ICD's own threads (Mesa's shader disk
 // cache on rusticl) open and close files of their own at any moment, so an

@@ -678,7 +678,7 @@ TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt]
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     auto settle = [&](int fds, int maps, uint64_t gem) {
         // Host steps drop their references on the worker, just after clFinish.
-        for (int i = 0; i < 200 && (count_open_fds() != fds || count_mappings() != maps || live_gem() != gem); ++i)
+        for (int i = 0; i < 200 && (unparked_fds() != fds || unparked_mappings() != maps || live_gem() != gem); ++i)
             usleep(10 * 1000);
     };
     // The warm-up's objects may still be going (lazy destruction on the
@@ -687,7 +687,7 @@ TEST_CASE("[blt] image copies leave no fd, mapping or GEM object behind", "[blt]
     uint64_t gem = live_gem();
     for (int still = 0, i = 0; still < 10 && i < 300; ++i) {
         usleep(20 * 1000);
-        const int f = count_open_fds(), m = count_mappings();
+        const int f = unparked_fds(), m = unparked_mappings();
         const uint64_t g = live_gem();
         still = f == fds && m == maps && g == gem ? still + 1 : 0;
         fds = f, maps = m, gem = g;

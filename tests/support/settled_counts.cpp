@@ -34,7 +34,26 @@ int settled_count(cl_platform_id platform, int (*count)()) {
     return last;
 }
 
-int settled_fds(cl_platform_id platform) { return settled_count(platform, count_open_fds); }
-int settled_mappings(cl_platform_id platform) { return settled_count(platform, count_mappings); }
+int parked_mappings(cl_platform_id platform) {
+    cl_ulong s[CL_STATS_COUNT_CLDMABUF] = {};
+    if (!platform || clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s, nullptr) != CL_SUCCESS)
+        return 0;
+    return static_cast<int>(s[CL_STATS_PARKED_MAPPINGS_CLDMABUF]);
+}
+
+namespace {
+cl_platform_id counted_platform;
+int unparked_fds() { return count_open_fds() - parked_mappings(counted_platform); }
+int unparked_mappings() { return count_mappings() - parked_mappings(counted_platform); }
+}  // namespace
+
+int settled_fds(cl_platform_id platform) {
+    counted_platform = platform;
+    return settled_count(platform, unparked_fds);
+}
+int settled_mappings(cl_platform_id platform) {
+    counted_platform = platform;
+    return settled_count(platform, unparked_mappings);
+}
 
 }  // namespace cldmabuf::test

@@ -20,7 +20,12 @@ void wait_for_idle_workers(cl_platform_id platform);
 // A count unchanged for five looks 20 ms apart (bounded at 2 s), after
 // wait_for_idle_workers(platform).
 int settled_count(cl_platform_id platform, int (*count)());
+// The two leave out the mapping cache's parked mappings (each one fd and one
+// mapping, CL_STATS_PARKED_MAPPINGS_CLDMABUF): the layer keeps them by design
+// and lets them go on its own schedule (layer/dmabuf/mapping_cache.hpp).
 int settled_fds(cl_platform_id platform);
 int settled_mappings(cl_platform_id platform);
+// The mapping cache's parked mappings now (0 without the layer).
+int parked_mappings(cl_platform_id platform);
 
 }  // namespace cldmabuf::test

@@ -8,6 +8,7 @@
 // free again the moment its last fd closes (mappings hold no reference, as
 // with i915's dma-buf mmap), and the lowest free number is given next.  It
 // prints a dma-buf's fdinfo "count:" (its fds) as dma_buf_show_fdinfo does.
+// Locked: the cache's reaper thread reads fdinfo and closes fds meanwhile.
 #include <catch2/catch_test_macros.hpp>
 
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -30,10 +32,20 @@ using namespace cldmabuf;
 namespace {
 
 struct RecyclingKernel : unit::FakeKernel {
+    std::mutex mu;
     std::map<int, int> file_of;  // fd -> file id (its inode number)
     std::set<int> taken;
 
+    int ino_of(int fd) {
+        std::lock_guard lock(mu);
+        return file_of.at(fd);
+    }
+    bool is_taken(int ino) {
+        std::lock_guard lock(mu);
+        return taken.count(ino) != 0;
+    }
     int open_file(size_t size, char content) {
+        std::lock_guard lock(mu);
         int ino = 1;
         while (taken.count(ino)) ++ino;
         taken.insert(ino);
@@ -53,6 +65,7 @@ struct RecyclingKernel : unit::FakeKernel {
         return n;
     }
     int close(int fd) override {
+        std::lock_guard lock(mu);
         auto it = file_of.find(fd);
         if (it == file_of.end()) return ::close(fd);
         const int ino = it->second;
@@ -61,6 +74,7 @@ struct RecyclingKernel : unit::FakeKernel {
         return ::close(fd);
     }
     int dup(int fd) override {
+        std::lock_guard lock(mu);
         const int d = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
         if (d >= 0 && file_of.count(fd)) file_of[d] = file_of[fd];
         return d;
@@ -70,6 +84,7 @@ struct RecyclingKernel : unit::FakeKernel {
     }
     int munmap(void *addr, size_t len) override { return ::munmap(addr, len); }
     int fstat(int fd, struct stat *st) override {
+        std::lock_guard lock(mu);
         if (::fstat(fd, st) != 0) return -1;
         st->st_dev = 77;
         st->st_ino = static_cast<ino_t>(file_of.at(fd));
@@ -77,6 +92,7 @@ struct RecyclingKernel : unit::FakeKernel {
     }
     int read_file(const char *path, std::string *out) override {
         const int fd = std::atoi(std::strrchr(path, '/') + 1);
+        std::lock_guard lock(mu);
         if (!file_of.count(fd)) {
             errno = ENOENT;
             return -1;
@@ -101,8 +117,8 @@ Mapping take(int fd, size_t len) {
 
 void give(const Mapping &m) { release_mapping(m.addr, m.len); }
 
-// Past the cache's look at who else holds its dma-bufs (at most every 100 ms).
-void after_a_sweep_interval() { std::this_thread::sleep_for(std::chrono::milliseconds(120)); }
+// Past the cache's look at who else holds its parked dma-bufs (every 50 ms).
+void after_a_sweep_interval() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
 
 }  // namespace
 
@@ -133,7 +149,7 @@ TEST_CASE("mapping cache: a freed buffer's inode number, given to a new buffer, 
     unit::ScopedKernel scope(&k);
     drop_idle_mappings();
     const int a = k.open_file(4096, 'a');
-    const int a_ino = k.file_of[a];
+    const int a_ino = k.ino_of(a);
     give(take(a, 4096));
     k.close(a);  // the producer frees its buffer; only the cache may hold it now
 
@@ -141,7 +157,7 @@ TEST_CASE("mapping cache: a freed buffer's inode number, given to a new buffer, 
     // one gets a's number, the cache must not hand it a's pages.
     for (const auto &[size, content] : {std::pair<size_t, char>{4096, 'b'}, {8192, 'c'}, {4096, 'd'}}) {
         const int fd = k.open_file(size, content);
-        INFO("new buffer of " << size << " bytes, inode " << k.file_of[fd] << " (the freed one's was " << a_ino
+        INFO("new buffer of " << size << " bytes, inode " << k.ino_of(fd) << " (the freed one's was " << a_ino
                               << ")");
         const Mapping m = take(fd, size);
         CHECK(m.first() == content);
@@ -159,22 +175,21 @@ TEST_CASE("mapping cache: a parked mapping goes once only the cache holds its dm
     unit::ScopedKernel scope(&k);
     drop_idle_mappings();
     const int a = k.open_file(4096, 'a');
-    const int a_ino = k.file_of[a];
+    const int a_ino = k.ino_of(a);
     give(take(a, 4096));
-    after_a_sweep_interval();
     const int other = k.open_file(4096, 'o');
-    give(take(other, 4096));  // a look at the parked ones: `a` is still the producer's
+    give(take(other, 4096));
+    after_a_sweep_interval();  // looked at: both are still their producer's
     CHECK(mapping_cache_stats().parked == 2);
-    CHECK(k.taken.count(a_ino));
+    CHECK(k.is_taken(a_ino));
 
     const uint64_t gone = mapping_cache_stats().gone;
     k.close(a);  // the producer lets go
-    CHECK(k.taken.count(a_ino));  // the cache's own fd keeps the number taken
-    after_a_sweep_interval();
-    give(take(other, 4096));
+    CHECK(k.is_taken(a_ino));  // the cache's own fd keeps the number taken
+    after_a_sweep_interval();  // with no call into the cache meanwhile
     CHECK(mapping_cache_stats().gone == gone + 1);
     CHECK(mapping_cache_stats().parked == 1);
-    CHECK_FALSE(k.taken.count(a_ino));  // freed: the cache held the last reference
+    CHECK_FALSE(k.is_taken(a_ino));  // freed: the cache held the last reference
     k.close(other);
     drop_idle_mappings();
 }
