@@ -43,8 +43,20 @@ int parked_mappings(cl_platform_id platform) {
 
 namespace {
 cl_platform_id counted_platform;
-int unparked_fds() { return count_open_fds() - parked_mappings(counted_platform); }
-int unparked_mappings() { return count_mappings() - parked_mappings(counted_platform); }
+// The count less the parked mappings, both of one moment: the cache's
+// reaper may drop parked mappings between the two reads, so the parked
+// gauge is read on both sides of the count until it did not move.
+int unparked(int (*count)()) {
+    int n = 0;
+    for (int i = 0; i < 50; ++i) {
+        const int parked = parked_mappings(counted_platform);
+        n = count() - parked;
+        if (parked_mappings(counted_platform) == parked) break;
+    }
+    return n;
+}
+int unparked_fds() { return unparked(count_open_fds); }
+int unparked_mappings() { return unparked(count_mappings); }
 }  // namespace
 
 int settled_fds(cl_platform_id platform) {
