@@ -35,6 +35,7 @@
 #endif
 
 #include "vgen9.h"
+#include "vgen9_sw_sync_uapi.h"
 
 namespace {
 
@@ -1107,6 +1108,123 @@ TEST_CASE("a cancelled batch waiting for its FENCE_IN ends only when that fence 
     CHECK(cancelled_batches() == 1);
     close(gate_fence);
     close(fence);
+}
+
+namespace {
+// A sw_sync timeline (the sim's model of it) with one fence at point 1: an
+// in-fence that ends when the test says so.
+struct Gate {
+    int timeline = open("/sys/kernel/debug/sync/sw_sync", O_RDWR | O_CLOEXEC);
+    int fence = -1;
+    Gate() {
+        REQUIRE(timeline >= 0);
+        vgen9_sw_sync_create_fence_data c{};
+        c.value = 1;
+        strcpy(c.name, "gate");
+        REQUIRE(xioctl(timeline, VGEN9_SW_SYNC_IOC_CREATE_FENCE, &c) == 0);
+        fence = c.fence;
+    }
+    void open_() {
+        __u32 one = 1;
+        REQUIRE(xioctl(timeline, VGEN9_SW_SYNC_IOC_INC, &one) == 0);
+    }
+    void fail() {  // the last fd of the timeline closed: -ENOENT
+        if (timeline >= 0) close(timeline);
+        timeline = -1;
+    }
+    ~Gate() {
+        fail();
+        close(fence);
+    }
+};
+}  // namespace
+
+TEST_CASE("a context's batches run in order; a batch held by its in-fence holds back only its own context",
+          "[context]") {
+    Fresh fresh;
+    Dev d;
+    Blit a1(d.fd), a2(d.fd), b(d.fd);
+    a1.fill(61);
+    a2.fill(62);
+    b.fill(63);
+    a1.ctx = a2.ctx = context_create(d.fd);
+    b.ctx = context_create(d.fd);
+    CHECK(vgen9_live_contexts() == 2);
+    Gate gate;
+    int f1 = -1, f2 = -1, fb = -1;
+    REQUIRE(a1.exec(I915_EXEC_FENCE_OUT | I915_EXEC_FENCE_IN, &f1, gate.fence) == 0);
+    REQUIRE(a2.exec(I915_EXEC_FENCE_OUT, &f2) == 0);
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &fb) == 0);
+    CHECK(poll1(fb, POLLIN, 2000) == POLLIN);  // another context: not held
+    CHECK(sync_status(fb) == 1);
+    CHECK(b.dst_matches());
+    CHECK(poll1(f2, POLLIN, 100) == 0);  // behind a1 in its context
+    CHECK(!a2.dst_matches());
+    SECTION("the in-fence signals: both run, in order") {
+        gate.open_();
+        CHECK(poll1(f2, POLLIN, 2000) == POLLIN);
+        CHECK(sync_status(f1) == 1);
+        CHECK(sync_status(f2) == 1);
+        CHECK(a1.dst_matches());
+        CHECK(a2.dst_matches());
+    }
+    SECTION("the in-fence fails: the next batch of the context inherits the error, a later one does not") {
+        gate.fail();
+        CHECK(poll1(f2, POLLIN, 2000) == POLLIN);
+        CHECK(sync_status(f1) == -ENOENT);
+        CHECK(sync_status(f2) == -ENOENT);  // it waited for a1's submit fence, which failed
+        CHECK(!a1.dst_matches());
+        CHECK(!a2.dst_matches());
+        int f3 = -1;
+        REQUIRE(a2.exec(I915_EXEC_FENCE_OUT, &f3) == 0);  // a1 complete: nothing to inherit
+        CHECK(poll1(f3, POLLIN, 2000) == POLLIN);
+        CHECK(sync_status(f3) == 1);
+        CHECK(a2.dst_matches());
+        close(f3);
+    }
+    CHECK(context_destroy(d.fd, a1.ctx) == 0);
+    CHECK(context_destroy(d.fd, b.ctx) == 0);
+    CHECK(vgen9_live_contexts() == 0);
+    close(f1);
+    close(f2);
+    close(fb);
+}
+
+TEST_CASE("destroying a non-persistent context ends its own batches only", "[context]") {
+    Fresh fresh;
+    Dev d;
+    Blit a1(d.fd), a2(d.fd), b(d.fd);
+    a1.fill(71);
+    a2.fill(72);
+    b.fill(73);
+    a1.ctx = a2.ctx = context_create(d.fd);
+    REQUIRE(context_persistence(d.fd, a1.ctx, 0) == 0);
+    b.ctx = context_create(d.fd);
+    REQUIRE(context_persistence(d.fd, b.ctx, 0) == 0);
+    Gate gate;
+    int f1 = -1, f2 = -1, fb = -1;
+    REQUIRE(a1.exec(I915_EXEC_FENCE_OUT | I915_EXEC_FENCE_IN, &f1, gate.fence) == 0);
+    REQUIRE(a2.exec(I915_EXEC_FENCE_OUT, &f2) == 0);
+    vgen9_set_delay_ms(200);
+    REQUIRE(b.exec(I915_EXEC_FENCE_OUT, &fb) == 0);
+    REQUIRE(context_destroy(d.fd, a1.ctx) == 0);
+    CHECK(poll1(f1, POLLIN, 100) == 0);  // held by its in-fence: ends when that does
+    CHECK(poll1(f2, POLLIN, 0) == 0);    // held behind a1
+    CHECK(poll1(fb, POLLIN, 3000) == POLLIN);
+    CHECK(sync_status(fb) == 1);  // the other context's batch ran, after its delay
+    CHECK(b.dst_matches());
+    CHECK(cancelled_batches() == 0);
+    gate.open_();
+    CHECK(poll1(f2, POLLIN, 2000) == POLLIN);
+    CHECK(sync_status(f1) == -EIO);
+    CHECK(sync_status(f2) == -EIO);
+    CHECK(!a1.dst_matches());
+    CHECK(!a2.dst_matches());
+    CHECK(cancelled_batches() == 2);
+    CHECK(context_destroy(d.fd, b.ctx) == 0);
+    close(f1);
+    close(f2);
+    close(fb);
 }
 
 TEST_CASE("close_range forgets the sim's fds (no stale fd -> object entries)", "[prime]") {

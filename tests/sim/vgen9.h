@@ -81,6 +81,9 @@ void vgen9_set_export_name(const char *name);
 void vgen9_set_no_preemption(int on);
 /* Toggle event logging at run time. */
 void vgen9_set_log(int on);
+/* GEM contexts made with CONTEXT_CREATE and not destroyed, over every open
+ * drm_file of the node (leak checks). */
+uint64_t vgen9_live_contexts(void);
 
 #ifdef __cplusplus
 }

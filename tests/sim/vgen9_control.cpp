@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <set>
+
 #include "vgen9.h"
 #include "vgen9_model.hpp"
 
@@ -93,7 +95,7 @@ __attribute__((visibility("default"))) void vgen9_reset(void) {
         s.cfg.never_next = 0;
         s.cfg.manual = false;
         s.cfg.delay_ms = 0;
-        for (auto &j : s.queue) j.ready_at = Clock::now();
+        for (auto &j : s.queue) j->ready_at = Clock::now();
         s.qcv.notify_all();
     }
     // Drain, completing never-signalled fences with -EIO as a GPU reset
@@ -141,6 +143,18 @@ __attribute__((visibility("default"))) void vgen9_stats(struct vgen9_stats *out)
 }
 
 __attribute__((visibility("default"))) void vgen9_set_log(int on) { g_log = on != 0; }
+
+// GEM contexts created with CONTEXT_CREATE and not yet destroyed, over every
+// open drm_file (a closed file's contexts go with it, as in the kernel).
+__attribute__((visibility("default"))) uint64_t vgen9_live_contexts(void) {
+    State &s = S();
+    std::lock_guard<std::mutex> l(s.mu);
+    std::set<File *> files;
+    uint64_t n = 0;
+    for (auto &[fd, f] : s.dev_fds)
+        if (files.insert(f.get()).second) n += f->contexts.size();
+    return n;
+}
 
 // DMA_BUF_IOCTL_SYNC calls on the sim's own dma-bufs since load (tests look
 // this up with dlsym; not in vgen9_stats so that struct keeps its layout).

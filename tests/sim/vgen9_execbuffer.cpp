@@ -70,7 +70,7 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
     } guard{in_fd};
     // Context ([K] i915_gem_context_lookup -> -ENOENT).
     uint32_t ctx = (uint32_t)eb->rsvd1;
-    GemContextP gem_ctx;
+    GemContextP gem_ctx = file.default_ctx;
     if (ctx != 0) {
         auto it = file.contexts.find(ctx);
         if (it == file.contexts.end()) return reject("unknown context id", -ENOENT);
@@ -166,7 +166,8 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
 
     // The mandatory Gen9 BCS command parser, on a shadow copy of the batch
     // ([K] i915_cmd_parser.c:457-500, 1270, 1491-1530).
-    Job job;
+    auto jp = std::make_shared<Job>();
+    Job &job = *jp;
     job.batch.resize(blen / 4);
     memcpy(job.batch.data(), objs[bi]->host + eb->batch_start_offset, blen);
     std::string why;
@@ -177,6 +178,13 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
     for (uint32_t i = 0; i < n; ++i) ex[i].offset = canonical(binds[i].gpu);
 
     job.fence = std::make_shared<Fence>();
+    // The out-fence first: a refusal leaves no fence on objects or context.
+    if (eb->flags & I915_EXEC_FENCE_OUT) {
+        int fd = -1;
+        new_fence_fd(s, job.fence, &fd);
+        if (fd < 0) return -EMFILE;
+        eb->rsvd2 = (eb->rsvd2 & 0xffffffffull) | ((uint64_t)(uint32_t)fd << 32);
+    }
     job.bindings = std::move(binds);
     job.in_fence = in_fence;
     job.in_fence_fd = in_fd;
@@ -193,19 +201,27 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
         auto &o = objs[i];
         bool w = ex[i].flags & EXEC_OBJECT_WRITE;
         o->prune();
-        if (o->foreign && !(ex[i].flags & EXEC_OBJECT_ASYNC))
-            job.foreign_waits.push_back({o, (short)(w ? POLLOUT : POLLIN)});
+        // Implicit sync ([K] eb_move_to_gpu -> i915_request_await_object):
+        // a reader follows the last writer, a writer every earlier user;
+        // EXEC_OBJECT_ASYNC opts out.
+        if (!(ex[i].flags & EXEC_OBJECT_ASYNC)) {
+            if (o->foreign) job.foreign_waits.push_back({o, (short)(w ? POLLOUT : POLLIN)});
+            for (auto &f : o->fences(w))
+                if (f != job.fence) job.implicit.push_back(f);
+        }
         if (w)
             o->write_fence = job.fence;
         else
             o->read_fences.push_back(job.fence);
     }
-    if (eb->flags & I915_EXEC_FENCE_OUT) {
-        int fd = -1;
-        new_fence_fd(s, job.fence, &fd);
-        if (fd < 0) return -EMFILE;
-        eb->rsvd2 = (eb->rsvd2 & 0xffffffffull) | ((uint64_t)(uint32_t)fd << 32);
+    // Its context's order ([K] __i915_request_ensure_ordering: only a
+    // previous request not yet complete is waited for).
+    if (gem_ctx->last && gem_ctx->last->get() == 0) {
+        job.prev = gem_ctx->last;
+        job.prev_submit_err = gem_ctx->last_submit_err;
     }
+    gem_ctx->last = job.fence;
+    gem_ctx->last_submit_err = job.submit_err;
     unsigned delay = s.cfg.delay_ms;
     job.ready_at = Clock::now() + std::chrono::milliseconds(delay);
     ++g_stats.submitted;
@@ -213,12 +229,7 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
     log_event("execbuffer accepted: seqno %llu, %u objects, batch %llu bytes%s%s",
               (unsigned long long)job.fence->seqno, n, (unsigned long long)blen,
               job.hang ? " [hang]" : "", job.never ? " [never-signal]" : "");
-    ensure_worker(s);
-    {
-        std::lock_guard<std::mutex> l(s.qmu);
-        s.queue.push_back(std::move(job));
-    }
-    s.qcv.notify_all();
+    queue_job(s, std::move(jp));
     return 0;
 }
 

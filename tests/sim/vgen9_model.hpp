@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <list>
 #include <functional>
 #include <map>
 #include <memory>
@@ -163,15 +164,22 @@ struct Object {
 };
 using ObjectP = std::shared_ptr<Object>;
 
-// A GEM context ([K] i915_gem_context).  Persistent by default; a context
-// made non-persistent (I915_CONTEXT_PARAM_PERSISTENCE = 0) is banned when it
-// is destroyed: its queued batches are cancelled and their fences end with
-// -EIO, and one still waiting for its in-fences (or never signalling) skips
-// its payload once they end (kill_context, __i915_request_submit on a
-// banned context).
+// A GEM context ([K] i915_gem_context).  Its requests run in submission
+// order: one starts only once the one before it completed, and an error of
+// that one's submit fence (its in-fence's error) is inherited
+// ([K] __i915_request_ensure_ordering awaits prev->submit; i915_sw_fence_wake
+// passes the error on).  Requests of different contexts do not wait for one
+// another.  Persistent by default; a context made non-persistent
+// (I915_CONTEXT_PARAM_PERSISTENCE = 0) is banned when it is destroyed: its
+// requests end with -EIO once their turn comes, at once where nothing holds
+// them, else when what they wait for ends (kill_context,
+// __i915_request_submit on a banned context).
 struct GemContext {
     bool persistent = true;
     std::atomic<bool> banned{false};
+    // Its last request's fence and submit error; under State::mu.
+    FenceP last;
+    std::shared_ptr<std::atomic<int>> last_submit_err;
 };
 using GemContextP = std::shared_ptr<GemContext>;
 
@@ -180,6 +188,7 @@ struct File {
     std::map<uint32_t, ObjectP> handles;
     uint32_t next_handle = 1;
     std::map<uint32_t, GemContextP> contexts;  // id -> context (0 = default, implicit)
+    GemContextP default_ctx = std::make_shared<GemContext>();
     uint32_t next_ctx = 1;
     uint64_t next_gpu = 0x100000;  // placement cursor for unpinned objects
     uint32_t handle_of(const ObjectP &o) {
@@ -205,10 +214,26 @@ struct Job {
     FenceP in_fence;       // FENCE_IN from one of our sync_files
     int in_fence_fd = -1;  // FENCE_IN from a real sync_file (dup)
     std::vector<std::pair<ObjectP, short>> foreign_waits;  // implicit sync on real dma-bufs
+    // Implicit sync on the sim's own objects: the fences it must follow
+    // (the write fence of what it reads, every fence of what it writes).
+    std::vector<FenceP> implicit;
+    // Its context's previous request, where that had not completed at
+    // submission, and that one's submit error (inherited).
+    FenceP prev;
+    std::shared_ptr<std::atomic<int>> prev_submit_err;
+    // Its own submit error, for the next request of its context.
+    std::shared_ptr<std::atomic<int>> submit_err = std::make_shared<std::atomic<int>>(0);
+    // The real fds (in_fence_fd, foreign_waits) became ready; their error.
+    std::atomic<bool> foreign_done{true};
+    int foreign_err = 0;
     bool hang = false, never = false;
-    GemContextP ctx;  // null: the file's default context (persistent)
+    GemContextP ctx;  // never null: the file's default context for id 0
     Clock::time_point ready_at;
+    ~Job() {
+        if (in_fence_fd >= 0) real().close(in_fence_fd);
+    }
 };
+using JobP = std::shared_ptr<Job>;
 
 // A batch whose fence never signals by itself (injected); a GPU reset or
 // its context's cancellation ends it with -EIO.
@@ -269,7 +294,7 @@ struct State {
     // worker
     std::mutex qmu;
     std::condition_variable qcv, donecv;
-    std::deque<Job> queue;
+    std::list<JobP> queue;  // accepted, not yet taken by the engine (submission order)
     bool executing = false;
     unsigned credits = 0;
     unsigned ran_in_tick = 0;
@@ -295,11 +320,15 @@ ObjectP foreign_by_fd(State &s, int fd);
 extern std::string g_export_name;
 
 // ---- the BCS worker (vgen9_worker.cpp) ----
-// Bans `ctx` and cancels its batches on the ring: queued ones end with -EIO
-// now; one waiting for its in-fences skips its payload when they end, a
-// never-signalling one when vgen9_reset() ends it ([K] kill_context).
+// Bans `ctx` and cancels its batches: one nothing holds ends with -EIO at
+// once; one waiting (for its in-fences, its implicit fences or the one before
+// it in the context) skips its payload when that ends; a never-signalling one
+// ends when vgen9_reset() ends it ([K] kill_context).
 void cancel_context(State &s, const GemContextP &ctx);
 void ensure_worker(State &s);
+// Caller holds s.mu, not s.qmu.  Queues an accepted batch: the engine takes
+// it once what it waits for has ended.
+void queue_job(State &s, JobP job);
 
 // ---- execbuffer2 (vgen9_execbuffer.cpp); caller holds s.mu ----
 int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr);

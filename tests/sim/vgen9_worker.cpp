@@ -1,6 +1,7 @@
-// The virtual Gen9's BCS ring: one worker thread runs accepted batches in
-// order (delay, manual ticks, injected hangs and never-signalled fences), after
-// their in-fences and the implicit fences of real dma-bufs.
+// The virtual Gen9's BCS engine: one worker thread runs accepted batches
+// (delay, manual ticks, injected hangs and never-signalled fences) once their
+// waits ended: in-fences, implicit fences, and their GEM context's previous
+// request (i915 orders the requests of one context, not of different ones).
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
@@ -27,37 +28,92 @@ private:
     const std::vector<Binding> &b_;
 };
 
-bool runnable_now(State &s, Clock::time_point *wake) {
-    if (s.queue.empty()) return false;
-    if (s.cfg.manual) return s.credits > 0;
-    if (s.queue.front().ready_at > Clock::now()) {
-        *wake = s.queue.front().ready_at;
-        return false;
-    }
-    return true;
+// Under s.qmu: whether everything `j` waits for has ended (its submit
+// fence: in-fences, implicit fences, its context's previous request).
+bool waits_ended(const Job &j) {
+    if (j.prev && j.prev->get() == 0) return false;
+    if (j.in_fence && j.in_fence->get() == 0) return false;
+    for (auto &f : j.implicit)
+        if (f->get() == 0) return false;
+    return j.foreign_done.load();
 }
 
-void wait_foreign(int fd, short ev) {
+// Under s.qmu: the first batch, in submission order, the engine may take
+// now, or end().  A banned context's batch is taken at once (no delay, no
+// tick); *wake: when the first delayed one becomes due.
+std::list<JobP>::iterator next_job(State &s, Clock::time_point *wake) {
+    const Clock::time_point now = Clock::now();
+    for (auto it = s.queue.begin(); it != s.queue.end(); ++it) {
+        const Job &j = **it;
+        if (!waits_ended(j)) continue;
+        if (j.ctx->banned) return it;
+        if (s.cfg.manual) {
+            if (s.credits > 0) return it;
+            continue;
+        }
+        if (j.ready_at > now) {
+            if (*wake == Clock::time_point{} || j.ready_at < *wake) *wake = j.ready_at;
+            continue;
+        }
+        return it;
+    }
+    return s.queue.end();
+}
+
+void wake_engine(State &s) {
+    std::lock_guard<std::mutex> l(s.qmu);
+    s.qcv.notify_all();
+}
+
+bool ready_now(int fd, short ev) {
+    struct pollfd p = {fd, ev, 0};
+    return real().poll(&p, 1, 0) == 1;
+}
+
+void wait_ready(int fd, short ev) {
     struct pollfd p = {fd, ev, 0};
     while (real().poll(&p, 1, -1) < 0 && errno == EINTR) {
     }
 }
 
+// The real in-fence's error once it ended (SYNC_IOC_FILE_INFO), or 0.
+int real_fence_error(int fd) {
+    struct sync_file_info info;
+    memset(&info, 0, sizeof info);
+    if (real().ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0 && info.status < 0) return info.status;
+    return 0;
+}
+
+// The real fds a batch waits for (a real sync_file in-fence, the implicit
+// fences of real dma-bufs): ended now, or watched by a thread of their own
+// so that the engine goes on with other contexts meanwhile.
+void watch_real_fds(State &s, const JobP &j) {
+    if (j->in_fence_fd < 0 && j->foreign_waits.empty()) return;
+    bool all = j->in_fence_fd < 0 || ready_now(j->in_fence_fd, POLLIN);
+    for (auto &[o, ev] : j->foreign_waits) all = all && ready_now(o->foreign_fd, ev);
+    if (all) {
+        if (j->in_fence_fd >= 0) j->foreign_err = real_fence_error(j->in_fence_fd);
+        return;
+    }
+    j->foreign_done = false;
+    std::thread([&s, j] {
+        if (j->in_fence_fd >= 0) wait_ready(j->in_fence_fd, POLLIN);
+        for (auto &[o, ev] : j->foreign_waits) wait_ready(o->foreign_fd, ev);
+        std::lock_guard<std::mutex> l(s.qmu);
+        if (j->in_fence_fd >= 0) j->foreign_err = real_fence_error(j->in_fence_fd);
+        j->foreign_done = true;
+        s.qcv.notify_all();
+    }).detach();
+}
+
 void run_job(State &s, Job &j) {
+    // The submit fence's error: the in-fence's, else the one inherited from
+    // the context's previous request ([K] i915_sw_fence.c, submit_notify).
     int in_err = 0;
-    if (j.in_fence) {
-        j.in_fence->wait_until(nullptr);
-        in_err = std::min(0, j.in_fence->get());
-    }
-    if (j.in_fence_fd >= 0) {
-        wait_foreign(j.in_fence_fd, POLLIN);
-        struct sync_file_info info;
-        memset(&info, 0, sizeof info);
-        if (real().ioctl(j.in_fence_fd, SYNC_IOC_FILE_INFO, &info) == 0 && info.status < 0)
-            in_err = info.status;
-        real().close(j.in_fence_fd);
-        j.in_fence_fd = -1;
-    }
+    if (j.in_fence) in_err = std::min(0, j.in_fence->get());
+    if (!in_err) in_err = j.foreign_err;
+    if (!in_err && j.prev_submit_err) in_err = j.prev_submit_err->load();
+    j.submit_err->store(in_err);
     if (in_err && !j.never) {
         // An in-fence error is inherited by the request, whose payload is then
         // skipped ([K] i915_sw_fence.c:418-423, i915_request.c:650-651, 787-797).
@@ -66,10 +122,9 @@ void run_job(State &s, Job &j) {
         j.fence->signal(in_err);
         return;
     }
-    for (auto &[o, ev] : j.foreign_waits) wait_foreign(o->foreign_fd, ev);
-    if (j.ctx && j.ctx->banned) {
-        // Its context was cancelled while the batch waited: the request is
-        // submitted with its payload skipped ([K] __i915_request_submit).
+    if (j.ctx->banned) {
+        // Its context was cancelled before the engine took the batch: the
+        // request is submitted with its payload skipped ([K] __i915_request_submit).
         log_event("batch seqno %llu: context cancelled, batch skipped (-EIO)",
                   (unsigned long long)j.fence->seqno);
         ++g_stats.cancelled;
@@ -106,29 +161,32 @@ void run_job(State &s, Job &j) {
     }
 }
 
+// The one BCS engine: runs one batch at a time, the first in submission
+// order whose waits ended; a batch that waits holds back only the batches
+// of its own context (and those that wait for it).
 void worker_main() {
     State &s = S();
     std::unique_lock<std::mutex> l(s.qmu);
     for (;;) {
         Clock::time_point wake{};
-        while (!runnable_now(s, &wake)) {
-            if (wake != Clock::time_point{}) {
+        auto it = next_job(s, &wake);
+        if (it == s.queue.end()) {
+            if (wake != Clock::time_point{})
                 s.qcv.wait_until(l, wake);
-                wake = {};
-            } else {
+            else
                 s.qcv.wait(l);
-            }
+            continue;
         }
-        Job j = std::move(s.queue.front());
-        s.queue.pop_front();
-        if (s.cfg.manual && s.credits) {
+        JobP j = std::move(*it);
+        s.queue.erase(it);
+        if (!j->ctx->banned && s.cfg.manual && s.credits) {
             --s.credits;
             ++s.ran_in_tick;
         }
         s.executing = true;
         l.unlock();
-        run_job(s, j);
-        j = Job{};  // drop object references outside the lock
+        run_job(s, *j);
+        j.reset();  // drop object references outside the lock
         --g_stats.queued;
         l.lock();
         s.executing = false;
@@ -139,35 +197,29 @@ void worker_main() {
 }  // namespace
 
 void cancel_context(State &s, const GemContextP &ctx) {
-    // A never-signalling batch is one the ring never got to (as if it waited
-    // for an in-fence that never ends): banned, it stays pending until
-    // vgen9_reset(), as i915 submits a cancelled request only once its
-    // in-fences end.
+    // The engine ends the context's batches: at once those nothing holds,
+    // the others when what they wait for ends.  A never-signalling batch is
+    // one the engine never got to end (as if it waited for an in-fence that
+    // never ends): it stays pending until vgen9_reset().
     ctx->banned = true;
-    std::vector<Job> dropped;
-    {
-        std::lock_guard<std::mutex> l(s.qmu);
-        for (auto it = s.queue.begin(); it != s.queue.end();) {
-            // One that waits for an in-fence stays: i915 submits it (payload
-            // skipped) only once that fence ends.
-            if (it->ctx == ctx && !it->in_fence && it->in_fence_fd < 0) {
-                dropped.push_back(std::move(*it));
-                it = s.queue.erase(it);
-            } else {
-                ++it;
-            }
-        }
-    }
-    for (auto &j : dropped) {
-        log_event("batch seqno %llu: context cancelled before it ran (-EIO)",
-                  (unsigned long long)j.fence->seqno);
-        ++g_stats.cancelled;
-        --g_stats.queued;
-        j.fence->signal(-EIO);
-    }
     std::lock_guard<std::mutex> l(s.qmu);
     s.donecv.notify_all();
     s.qcv.notify_all();
+}
+
+void queue_job(State &s, JobP job) {
+    ensure_worker(s);
+    watch_real_fds(s, job);
+    std::vector<FenceP> waits = job->implicit;
+    if (job->prev) waits.push_back(job->prev);
+    if (job->in_fence) waits.push_back(job->in_fence);
+    {
+        std::lock_guard<std::mutex> l(s.qmu);
+        s.queue.push_back(std::move(job));
+    }
+    // Each wait that ends looks at the queue again (at once if it has ended).
+    for (auto &f : waits) f->on_signal([&s] { wake_engine(s); });
+    wake_engine(s);
 }
 
 void ensure_worker(State &s) {
