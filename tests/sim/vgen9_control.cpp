@@ -113,6 +113,12 @@ __attribute__((visibility("default"))) void vgen9_reset(void) {
     }
     {
         std::lock_guard<std::mutex> l(s.mu);
+        // Objects let go of the fences the reset ended (each holds an
+        // eventfd), as the engine makes them let go of the ones it ends.
+        for (auto &[base, w] : s.mmap_offsets)
+            if (ObjectP o = w.lock()) o->prune();
+        for (auto &[key, w] : s.by_inode)
+            if (ObjectP o = w.lock()) o->prune();
         std::lock_guard<std::mutex> q(s.qmu);
         s.cfg = s.env_cfg;
         s.cfg.hang_next = s.cfg.never_next = 0;  // one-shot: consumed at load time

@@ -216,8 +216,8 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
     }
     // Its context's order ([K] __i915_request_ensure_ordering: only a
     // previous request not yet complete is waited for).
-    if (gem_ctx->last && gem_ctx->last->get() == 0) {
-        job.prev = gem_ctx->last;
+    if (FenceP last = gem_ctx->last.lock(); last && last->get() == 0) {
+        job.prev = last;
         job.prev_submit_err = gem_ctx->last_submit_err;
     }
     gem_ctx->last = job.fence;

@@ -177,8 +177,9 @@ using ObjectP = std::shared_ptr<Object>;
 struct GemContext {
     bool persistent = true;
     std::atomic<bool> banned{false};
-    // Its last request's fence and submit error; under State::mu.
-    FenceP last;
+    // Its last request's fence (not kept alive: a fence gone has completed,
+    // and a live one holds an eventfd) and submit error; under State::mu.
+    std::weak_ptr<Fence> last;
     std::shared_ptr<std::atomic<int>> last_submit_err;
 };
 using GemContextP = std::shared_ptr<GemContext>;

@@ -186,6 +186,13 @@ void worker_main() {
         s.executing = true;
         l.unlock();
         run_job(s, *j);
+        {
+            // Its objects let go of signalled fences now: each holds an
+            // eventfd, which the process's fd count would otherwise carry
+            // until the object's next batch (the kernel's fences hold none).
+            std::lock_guard<std::mutex> m(s.mu);
+            for (auto &b : j->bindings) b.obj->prune();
+        }
         j.reset();  // drop object references outside the lock
         --g_stats.queued;
         l.lock();

@@ -27,8 +27,10 @@ Vgen9Control::Vgen9Control() {
     find(set_export_name, "vgen9_set_export_name");
     find(set_log, "vgen9_set_log");
     find(dmabuf_syncs, "vgen9_dmabuf_syncs");
+    find(live_contexts, "vgen9_live_contexts");
     loaded = node_path && fail_ioctl && hang_next && never_signal_next && set_delay_ms && set_manual && tick &&
-             drain && reset && stats && set_export_name && set_log && dmabuf_syncs;
+             drain && reset && stats && set_export_name && set_log && dmabuf_syncs &&
+             live_contexts;
 }
 
 struct vgen9_stats Vgen9Control::now() const {

@@ -25,6 +25,8 @@ struct Vgen9Control {
     void (*set_log)(int on) = nullptr;
     // DMA_BUF_IOCTL_SYNC START/END calls on the sim's own dma-bufs (not in vgen9.h).
     void (*dmabuf_syncs)(uint64_t *starts, uint64_t *ends) = nullptr;
+    // GEM contexts alive on the node (vgen9_live_contexts).
+    uint64_t (*live_contexts)(void) = nullptr;
     // libvgen9.so is preloaded: every entry point above was found.
     bool loaded = false;
 
