@@ -50,8 +50,8 @@ cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue queue, cl_mem src, cl_me
 
     const uint64_t so = t.src_side.base + src_offset, dof = t.dst_side.base + dst_offset;
     return enqueue_blit(queue, src, dst, CL_COMMAND_COPY_BUFFER, num_events, wait_list, event,
-                        "clEnqueueCopyBuffer", size, [t, so, dof, size](int in_fence, int *fence) {
-                            return t.engine->submit_copy_buffer(t.src, t.dst, so, dof, size, fence, in_fence);
+                        "clEnqueueCopyBuffer", size, [t, so, dof, size](const i915::BltContext *ctx, int in_fence, int *fence) {
+                            return t.engine->submit_copy_buffer(t.src, t.dst, so, dof, size, fence, in_fence, ctx);
                         });
 }
 
@@ -100,8 +100,8 @@ cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue queue, cl_mem src, 
     }
     const uint64_t bytes = r.region[0] * r.region[1] * r.region[2];
     return enqueue_blit(queue, src, dst, CL_COMMAND_COPY_BUFFER_RECT, num_events, wait_list, event,
-                        "clEnqueueCopyBufferRect", bytes, [t, rc](int in_fence, int *fence) {
-                            return t.engine->submit_copy_rect(t.src, t.dst, rc, fence, in_fence);
+                        "clEnqueueCopyBufferRect", bytes, [t, rc](const i915::BltContext *ctx, int in_fence, int *fence) {
+                            return t.engine->submit_copy_rect(t.src, t.dst, rc, fence, in_fence, ctx);
                         });
 }
 

@@ -137,8 +137,9 @@ cl_int enqueue_rect(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_t
                     const i915::RectCopy &rc) {
     const uint64_t bytes = rc.width * rc.height * rc.depth;
     return enqueue_blit(queue, src, dst, type, num_events, wait_list, event, what, bytes,
-                        [engine = t.engine, s = t.src, d = t.dst, rc](int in_fence, int *fence) {
-                            return engine->submit_copy_rect(s, d, rc, fence, in_fence);
+                        [engine = t.engine, s = t.src, d = t.dst, rc](const i915::BltContext *ctx, int in_fence,
+                                                                      int *fence) {
+                            return engine->submit_copy_rect(s, d, rc, fence, in_fence, ctx);
                         });
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "layer/blit/fence_chain.hpp"
+#include "layer/blit/queue_context.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/core/host_step.hpp"
 #include "layer/i915/blt_engine.hpp"
@@ -36,13 +37,34 @@ namespace {
 // (preempt timeout, 640 ms by default) and resets the engine when that fails.
 constexpr int kCancelGraceMs = 2000;
 
+// Submits one batch: where it goes (`ctx` of the queue's holder, or the
+// engine's own context without one) and what cancels it.
+struct Submitter {
+    const BlitSubmit &submit;
+    QueueBltContext *queue_ctx = nullptr;
+
+    int operator()(int in_fence, int *fence) const {
+        if (!queue_ctx) return submit(nullptr, in_fence, fence);
+        i915::BltContext ctx;
+        if (int r = queue_ctx->get(&ctx); r != 0) return r;
+        return submit(&ctx, in_fence, fence);
+    }
+    // Destroys the batch's context, so the kernel cancels what is left on
+    // it: the queue's own batches, or the engine's own context's.
+    int cancel() const {
+        if (queue_ctx) return queue_ctx->cancel();
+        i915::BltEngine *engine = i915::BltEngine::instance();
+        return engine ? engine->cancel_outstanding() : -ENODEV;
+    }
+};
+
 // A batch that outlasted the fence bound: cancel it, so that the step's gate
 // opens only once the batch can no longer write (docs/blitter.md, "The
 // invariant").  1 when it finished after all, -errno when it ended with an
-// error (-EIO: cancelled), 0 when it could not be ended.
-int cancel_overdue(const char *what, int fence) {
-    i915::BltEngine *engine = i915::BltEngine::instance();
-    const int c = engine ? engine->cancel_outstanding() : -ENODEV;
+// error (-EIO: cancelled), 0 when it could not be ended.  No lock is held
+// across the grace wait.
+int cancel_overdue(const char *what, int fence, const Submitter &submitter) {
+    const int c = submitter.cancel();
     if (c != 0) {
         LOG_ERROR("%s: blitter fence did not signal within %d ms (CLDMABUF_FENCE_TIMEOUT_MS) and the batch cannot "
                   "be cancelled (%s): the step fails while the batch may still write",
@@ -71,14 +93,15 @@ int cancel_overdue(const char *what, int fence) {
 
 // Waits for the batch's out-fence within CLDMABUF_FENCE_TIMEOUT_MS (then
 // cancels it, see cancel_overdue), closes it and counts the copy.
-cl_int wait_batch(const char *what, BlitKind kind, uint64_t bytes, int fence, bool fenced_in) {
+cl_int wait_batch(const char *what, BlitKind kind, uint64_t bytes, int fence, bool fenced_in,
+                  const Submitter &submitter) {
     stats().fence_waits++;
     int w = i915::BltEngine::wait_fence(fence, fence_timeout_ms());
     if (w == 0) {
         stats().fence_timeouts++;
         if (fenced_in)
             LOG_WARN("%s: the overdue batch waits for a semaphore's sync_file (FENCE_IN)", what);
-        w = cancel_overdue(what, fence);
+        w = cancel_overdue(what, fence, submitter);
         kernel().close(fence);
         if (w <= 0) return CL_OUT_OF_RESOURCES;
         count_done(kind, bytes);
@@ -99,15 +122,17 @@ cl_int refused(const char *what, int r) {
     return errno_status(r);
 }
 
-}  // namespace
-
-cl_int submit_and_wait(const char *what, BlitKind kind, uint64_t bytes, const BlitSubmit &submit) {
+cl_int submit_and_wait_on(const char *what, BlitKind kind, uint64_t bytes, const Submitter &submit) {
     int fence = -1;
     if (int r = submit(-1, &fence); r != 0) return refused(what, r);
-    return wait_batch(what, kind, bytes, fence, false);
+    return wait_batch(what, kind, bytes, fence, false, submit);
 }
 
-cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const BlitSubmit &submit, FenceInOffer *in,
+// The same for a copy chained to semaphores (layer/blit/fence_chain.hpp):
+// `in`, a wait the copy took, goes to the execbuffer as FENCE_IN (a refusal
+// waits for it on the host and submits without); `out` learns the batch's
+// out-fence once it is submitted.  Either may be null.
+cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const Submitter &submit, FenceInOffer *in,
                                BatchFence *out) {
     int fence = -1;
     bool fenced_in = false;
@@ -131,7 +156,13 @@ cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const BlitSubmi
     if (!fenced_in) r = submit(-1, &fence);
     if (r != 0) return refused(what, r);
     if (out) out->submitted(fence);
-    return wait_batch(what, BlitKind::copy, bytes, fence, fenced_in);
+    return wait_batch(what, BlitKind::copy, bytes, fence, fenced_in, submit);
+}
+
+}  // namespace
+
+cl_int submit_and_wait(const char *what, BlitKind kind, uint64_t bytes, const BlitSubmit &submit) {
+    return submit_and_wait_on(what, kind, bytes, Submitter{submit});
 }
 
 cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_type type, cl_uint num_events,
@@ -139,6 +170,7 @@ cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_t
                     BlitSubmit submit) {
     std::shared_ptr<FenceInOffer> in;
     std::shared_ptr<BatchFence> out;
+    std::shared_ptr<QueueBltContext> queue_ctx = queue_blt_context(queue);
     if (fence_chain_on(queue)) {
         in = take_fence_in(queue);
         out = std::make_shared<BatchFence>();
@@ -150,14 +182,15 @@ cl_int enqueue_blit(cl_command_queue queue, cl_mem src, cl_mem dst, cl_command_t
     step.type = type;
     step.keep_alive.push_back(src);
     if (dst != src) step.keep_alive.push_back(dst);
-    step.work = [queue, what, bytes, submit = std::move(submit), in, out](cl_int prior) -> cl_int {
+    step.work = [queue, what, bytes, submit = std::move(submit), in, out, queue_ctx](cl_int prior) -> cl_int {
         cl_int status = prior;
         if (prior >= 0) {
             // Claimed before this step could run (the wait's step lets the
             // queue on only once claimed or closed), so this reads a final state.
             FenceInOffer *fence_in = in && in->claimed() ? in.get() : nullptr;
-            status = out || fence_in ? submit_chained_and_wait(what, bytes, submit, fence_in, out.get())
-                                     : submit_and_wait(what, BlitKind::copy, bytes, submit);
+            const Submitter on_queue{submit, queue_ctx.get()};
+            status = out || fence_in ? submit_chained_and_wait(what, bytes, on_queue, fence_in, out.get())
+                                     : submit_and_wait_on(what, BlitKind::copy, bytes, on_queue);
         }
         if (out) {
             out->finished();

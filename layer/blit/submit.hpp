@@ -8,34 +8,29 @@
 #include <functional>
 
 #include "layer/base/cl_compat.h"
+#include "layer/i915/blt_engine.hpp"
 
 namespace cldmabuf {
 
 // Where a batch's bytes are counted in stats.
 enum class BlitKind { copy, detile, retile };
 
-// Builds and submits one batch: 0 and *fence (a sync_file the caller of
-// the function owns), or -errno.  in_fence >= 0: a sync_file the batch waits
-// for on the GPU (I915_EXEC_FENCE_IN; it stays the caller's).
-using BlitSubmit = std::function<int(int in_fence, int *fence)>;
+// Builds and submits one batch on `ctx` (nullptr: the engine's own
+// context): 0 and *fence (a sync_file the caller of the function owns), or
+// -errno.  in_fence >= 0: a sync_file the batch waits for on the GPU
+// (I915_EXEC_FENCE_IN; it stays the caller's).
+using BlitSubmit = std::function<int(const i915::BltContext *ctx, int in_fence, int *fence)>;
 
-// Submits, waits for the out-fence within CLDMABUF_FENCE_TIMEOUT_MS, closes
-// it and counts `bytes` under `kind`.  CL_SUCCESS, or after one LOG_ERROR
-// line naming `what`: CL_OUT_OF_HOST_MEMORY (submission -ENOMEM),
+// Submits on the engine's own GEM context, waits for the out-fence within
+// CLDMABUF_FENCE_TIMEOUT_MS (then cancels the context's batches), closes it
+// and counts `bytes` under `kind`.  CL_SUCCESS, or after one LOG_ERROR line
+// naming `what`: CL_OUT_OF_HOST_MEMORY (submission -ENOMEM),
 // CL_OUT_OF_RESOURCES (any other refusal, a fence that did not signal in
 // time, a batch that failed).  Never waits unbounded.
 cl_int submit_and_wait(const char *what, BlitKind kind, uint64_t bytes, const BlitSubmit &submit);
 
-class FenceInOffer;
-class BatchFence;
-// The same for a copy chained to semaphores (layer/blit/fence_chain.hpp):
-// `in`, a wait the copy took, goes to the execbuffer as FENCE_IN (a refusal
-// waits for it on the host and submits without); `out` learns the batch's
-// out-fence once it is submitted.  Either may be null.
-cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const BlitSubmit &submit, FenceInOffer *in,
-                               BatchFence *out);
-
-// Enqueues `submit` as a host step of `queue`: it runs once the wait list
+// Enqueues `submit` as a host step of `queue`, on the queue's own GEM
+// context (layer/blit/queue_context.hpp): it runs once the wait list
 // and every earlier command completed; the step's event (type `type`)
 // completes when the batch's out-fence signalled, or fails with
 // submit_and_wait's status.  `what` names the call in log lines; `bytes`

@@ -127,7 +127,8 @@ HostPixels host_pixels(const Import &import) {
 namespace {
 
 // One blit between the dma-buf and the shadow, waited for within the fence
-// bound (layer/blit/submit.hpp).  The dma-buf's GEM import is made once and
+// bound (layer/blit/submit.hpp), on the engine's own GEM context: the acquire
+// or release asking for it names no queue here.  The dma-buf's GEM import is made once and
 // cached on the import.
 cl_int blit(Import &import, bool to_shadow, const char *step) {
     TiledImage &t = *tiled_of(import);
@@ -141,7 +142,9 @@ cl_int blit(Import &import, bool to_shadow, const char *step) {
     const i915::BltImport &dst = to_shadow ? t.shadow.obj : dmabuf;
     const uint64_t bytes = uint64_t{t.width} * t.height * t.elem;
     return submit_and_wait(what.c_str(), to_shadow ? BlitKind::detile : BlitKind::retile, bytes,
-                           [&](int, int *fence) { return t.engine->submit_copy_2d(src, dst, blit_of(t, to_shadow), fence); });
+                           [&](const i915::BltContext *ctx, int, int *fence) {
+                               return t.engine->submit_copy_2d(src, dst, blit_of(t, to_shadow), fence, -1, ctx);
+                           });
 }
 
 }  // namespace

@@ -271,6 +271,7 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clFinish, finish_queue);
     wrap(t.clCreateCommandQueue, create_command_queue);
     provide(t.clCreateCommandQueueWithProperties, create_command_queue_with_properties);  // below 2.0: mapped down
+    wrap(t.clRetainCommandQueue, retain_command_queue);
     wrap(t.clReleaseCommandQueue, release_command_queue);
 
     // Host reads and writes (layer/entry/entry_chains.cpp: read-only guard, then

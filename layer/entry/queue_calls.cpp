@@ -1,5 +1,6 @@
 #include "layer/entry/queue_calls.hpp"
 
+#include "layer/blit/queue_context.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
 #include "layer/core/host_step.hpp"
@@ -41,6 +42,7 @@ cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context con
     cl_command_queue queue = next().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
     if (queue) forget_queue_identity(queue);
     if (queue && any_queue_failure()) forget_queue(queue);
+    if (queue) note_queue_created(queue);
     return queue;
 }
 
@@ -49,6 +51,7 @@ cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_
     cl_command_queue queue = next().clCreateCommandQueue(context, device, properties, errcode_ret);
     if (queue) forget_queue_identity(queue);
     if (queue && any_queue_failure()) forget_queue(queue);
+    if (queue) note_queue_created(queue);
     return queue;
 }
 
@@ -62,7 +65,14 @@ cl_int CL_API_CALL release_command_queue(cl_command_queue queue) {
             refs <= 1)
             forget_queue(queue);  // the handle may be reused by the ICD after this
     }
+    note_queue_released(queue);  // the last one lets the queue's blitter GEM context go
     return next().clReleaseCommandQueue(queue);
+}
+
+cl_int CL_API_CALL retain_command_queue(cl_command_queue queue) {
+    const cl_int err = next().clRetainCommandQueue(queue);
+    if (err == CL_SUCCESS) note_queue_retained(queue);
+    return err;
 }
 
 }  // namespace cldmabuf

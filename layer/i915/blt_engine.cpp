@@ -79,8 +79,23 @@ void BltEngine::release_shadow(const BltShadow &shadow) {
     dev_->destroy_shadow({shadow.obj.handle, shadow.obj.gpu_addr, shadow.obj.size, shadow.map});
 }
 
+int BltEngine::open_context(BltContext *out) {
+    std::lock_guard lock(mu_);
+    BltContext c;
+    if (int r = dev_->create_context(&c.id, &c.cancel_support); r != 0) return r;
+    *out = c;
+    return 0;
+}
+
+void BltEngine::close_context(BltContext *ctx) {
+    if (!ctx || ctx->id == 0) return;
+    std::lock_guard lock(mu_);
+    dev_->destroy_context(ctx->id);
+    ctx->id = 0;
+}
+
 int BltEngine::submit_plan(const BltImport &src, const BltImport &dst, const BlitPlan &plan,
-                           int *out_fence, int in_fence) {
+                           int *out_fence, int in_fence, const BltContext *ctx) {
     if (!out_fence) return -EINVAL;
     uint64_t src_end, dst_end;
     plan_extent(plan, &src_end, &dst_end);
@@ -103,7 +118,7 @@ int BltEngine::submit_plan(const BltImport &src, const BltImport &dst, const Bli
         objs[n++] = {src.handle, src.gpu_addr, false};
         objs[n++] = {dst.handle, dst.gpu_addr, true};
     }
-    const int r = exec_blt(dev_->fd(), dev_->context(), objs, n, static_cast<uint32_t>(bytes),
+    const int r = exec_blt(dev_->fd(), ctx ? ctx->id : dev_->context(), objs, n, static_cast<uint32_t>(bytes),
                            out_fence, in_fence);
     dev_->retire_batch(bb, r == 0);
     if (r != 0) return r;
@@ -114,7 +129,8 @@ int BltEngine::submit_plan(const BltImport &src, const BltImport &dst, const Bli
 }
 
 int BltEngine::submit_copy_buffer(const BltImport &src, const BltImport &dst, uint64_t src_off,
-                                  uint64_t dst_off, uint64_t size, int *out_fence, int in_fence) {
+                                  uint64_t dst_off, uint64_t size, int *out_fence, int in_fence,
+                                  const BltContext *ctx) {
     if (!in_bounds(src_off, size, src.size) || !in_bounds(dst_off, size, dst.size)) return -EINVAL;
     if (src.handle == dst.handle && size &&
         src_off < dst_off + size && dst_off < src_off + size)
@@ -122,21 +138,21 @@ int BltEngine::submit_copy_buffer(const BltImport &src, const BltImport &dst, ui
     thread_local BlitPlan plan;
     BufferCopy req{src_off, dst_off, size};
     if (int r = plan_copy_buffer(req, &plan); r != 0) return r;
-    return submit_plan(src, dst, plan, out_fence, in_fence);
+    return submit_plan(src, dst, plan, out_fence, in_fence, ctx);
 }
 
 int BltEngine::submit_copy_rect(const BltImport &src, const BltImport &dst, const RectCopy &rect,
-                                int *out_fence, int in_fence) {
+                                int *out_fence, int in_fence, const BltContext *ctx) {
     thread_local BlitPlan plan;
     if (int r = plan_copy_rect(rect, &plan); r != 0) return r;
-    return submit_plan(src, dst, plan, out_fence, in_fence);
+    return submit_plan(src, dst, plan, out_fence, in_fence, ctx);
 }
 
 int BltEngine::submit_copy_2d(const BltImport &src, const BltImport &dst, const ImageCopy &copy,
-                              int *out_fence, int in_fence) {
+                              int *out_fence, int in_fence, const BltContext *ctx) {
     thread_local BlitPlan plan;
     if (int r = plan_copy_2d(copy, &plan); r != 0) return r;
-    return submit_plan(src, dst, plan, out_fence, in_fence);
+    return submit_plan(src, dst, plan, out_fence, in_fence, ctx);
 }
 
 int BltEngine::wait_fence(int fence_fd, int timeout_ms) {
@@ -180,6 +196,11 @@ size_t BltEngine::live_imports() const {
 size_t BltEngine::live_shadows() const {
     std::lock_guard lock(mu_);
     return dev_->shadows();
+}
+
+size_t BltEngine::live_contexts() const {
+    std::lock_guard lock(mu_);
+    return dev_->contexts();
 }
 
 size_t BltEngine::batch_buffers() const {

@@ -1,11 +1,13 @@
 // Public facade of the Gen9 blitter path.  Its caller (layer/blit) imports
 // each dma-buf once (BltImport, cached per import by layer/blit/gem_cache)
 // and submits copies between imported objects; each submission is one batch
-// on the BCS ring and returns a sync_file the caller owns.  Queue ordering
-// and events are the caller's (layer/blit/submit).  Thread-safe: one mutex
-// per engine.
+// on the BCS ring, on a GEM context (BltContext, or the engine's own), and
+// returns a sync_file the caller owns.  Queue ordering and events are the
+// caller's (layer/blit/submit).  Thread-safe: one mutex per engine, held
+// across ioctls that do not wait, never across a fence wait.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -31,6 +33,18 @@ struct BltShadow {
     void *map = nullptr;
 };
 
+// A GEM context of the engine's node.  i915 runs the batches of one context
+// in submission order, each once the one before it completed (in-fence
+// waits included), and batches of different contexts independently: each
+// submitter that must not be held up by another's batches (a command queue)
+// gets its own.
+struct BltContext {
+    uint32_t id = 0;
+    // 0: non-persistent, destroying it cancels its outstanding batches; else
+    // why not (-errno: -ENODEV without preempt-to-idle or engine reset).
+    int cancel_support = -ENOTSUP;
+};
+
 class BltEngine {
 public:
     // Lazily probes once (thread-safe).  nullptr when there is no Gen9 i915
@@ -51,26 +65,35 @@ public:
     int create_shadow(uint64_t bytes, BltShadow *out);
     void release_shadow(const BltShadow &shadow);
 
-    // Build + submit one batch.  0 and *out_fence (a sync_file fd the caller
+    // CONTEXT_CREATE + PERSISTENCE = 0.  0, or -errno with nothing made.
+    int open_context(BltContext *out);
+    // CONTEXT_DESTROY: the kernel cancels a non-persistent context's
+    // outstanding batches (their fences end with -EIO).  ctx->id becomes 0.
+    void close_context(BltContext *ctx);
+
+    // Build + submit one batch, on `ctx` (nullptr: the engine's own context).  0 and *out_fence (a sync_file fd the caller
     // owns and closes), or -errno: -EINVAL for out-of-bounds or inexpressible
     // requests, else the execbuffer error (-ENOMEM, -ENOSPC, -EIO, ...).
     // A zero-sized copy still submits an empty batch so a fence is returned.
     // in_fence >= 0: a sync_file the batch waits for on the GPU
     // (I915_EXEC_FENCE_IN; the fd stays the caller's).
     int submit_copy_buffer(const BltImport &src, const BltImport &dst, uint64_t src_off,
-                           uint64_t dst_off, uint64_t size, int *out_fence, int in_fence = -1);
+                           uint64_t dst_off, uint64_t size, int *out_fence, int in_fence = -1,
+                           const BltContext *ctx = nullptr);
     int submit_copy_rect(const BltImport &src, const BltImport &dst, const RectCopy &rect,
-                         int *out_fence, int in_fence = -1);
+                         int *out_fence, int in_fence = -1,
+                           const BltContext *ctx = nullptr);
     int submit_copy_2d(const BltImport &src, const BltImport &dst, const ImageCopy &copy,
-                       int *out_fence, int in_fence = -1);
+                       int *out_fence, int in_fence = -1,
+                           const BltContext *ctx = nullptr);
 
     // Wait for a sync_file: 1 signalled ok, 0 timeout, -errno when the fence
     // signalled with an error (SYNC_IOC_FILE_INFO status < 0, e.g. -EIO after
     // a GPU hang) or the fd is bad.  timeout_ms < 0 waits forever.
     static int wait_fence(int fence_fd, int timeout_ms);
 
-    // Cancels every batch still outstanding on the engine's GEM context (a
-    // batch that outlasted the fence bound, and any queued with it): their
+    // Cancels every batch still outstanding on the engine's own GEM context
+    // (a batch that outlasted the fence bound, and any queued with it): their
     // fences end with -EIO once the kernel has preempted or reset them.  0,
     // or -ENOTSUP where the kernel keeps the context persistent
     // (cancel_support()), or the -errno of the fresh context.
@@ -87,11 +110,13 @@ public:
     size_t live_imports() const;
     size_t batch_buffers() const;
     size_t live_shadows() const;
+    // GEM contexts alive: the engine's own and the open BltContexts.
+    size_t live_contexts() const;
 
 private:
     BltEngine() = default;
     int submit_plan(const BltImport &src, const BltImport &dst, const BlitPlan &plan,
-                    int *out_fence, int in_fence);
+                    int *out_fence, int in_fence, const BltContext *ctx);
 
     mutable std::mutex mu_;
     std::unique_ptr<GemDevice> dev_;

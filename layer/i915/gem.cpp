@@ -54,21 +54,32 @@ void VaAllocator::free(uint64_t addr, uint64_t size) {
     free_by_size_.emplace(size, addr);
 }
 
-int GemDevice::make_context() {
+int GemDevice::create_context(uint32_t *id, int *cancel_support) {
     drm_i915_gem_context_create cc{};
     if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &cc); r != 0) return r;
-    ctx_ = cc.ctx_id;
+    ++contexts_;
     // Non-persistent, so that a batch outlasting the layer's fence bound can
     // be cancelled by destroying the context ([uapi] I915_CONTEXT_PARAM_
     // PERSISTENCE; [K] needs preempt-to-idle and an engine reset, -ENODEV
     // without them).
     drm_i915_gem_context_param p{};
-    p.ctx_id = ctx_;
+    p.ctx_id = cc.ctx_id;
     p.param = I915_CONTEXT_PARAM_PERSISTENCE;
     p.value = 0;
-    cancel_support_ = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p);
+    *cancel_support = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p);
+    *id = cc.ctx_id;
     return 0;
 }
+
+void GemDevice::destroy_context(uint32_t id) {
+    if (id == 0) return;
+    drm_i915_gem_context_destroy cd{};
+    cd.ctx_id = id;
+    kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
+    --contexts_;
+}
+
+int GemDevice::make_context() { return create_context(&ctx_, &cancel_support_); }
 
 int GemDevice::create(const Gen9Info &info, std::unique_ptr<GemDevice> *out) {
     std::unique_ptr<GemDevice> dev(new GemDevice());
@@ -85,9 +96,7 @@ int GemDevice::create(const Gen9Info &info, std::unique_ptr<GemDevice> *out) {
 int GemDevice::cancel_context() {
     if (cancel_support_ != 0) return cancel_support_;
     if (ctx_ == 0) return -ENOTSUP;
-    drm_i915_gem_context_destroy cd{};
-    cd.ctx_id = ctx_;
-    kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
+    destroy_context(ctx_);
     ctx_ = 0;
     if (int r = make_context(); r != 0) {
         cancel_support_ = r;  // the default context is persistent
@@ -100,11 +109,7 @@ GemDevice::~GemDevice() {
     for (auto &b : batches_) destroy_batch(*b);
     for (auto &[handle, entry] : imports_) gem_close(fd_, handle);
     if (fd_ >= 0) {
-        if (ctx_) {
-            drm_i915_gem_context_destroy cd{};
-            cd.ctx_id = ctx_;
-            kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
-        }
+        destroy_context(ctx_);
         kernel().close(fd_);
     }
 }
@@ -259,22 +264,17 @@ int GemDevice::acquire_batch(size_t bytes, BatchBuffer **out) {
         in_flight.push_back(b.get());
     }
     std::sort(in_flight.begin(), in_flight.end(), [](auto *a, auto *b) { return a->seq < b->seq; });
-    // Ask about the oldest first: without dependencies, submissions on one
-    // ring retire in order.
-    if (!in_flight.empty() && batch_idle(in_flight.front())) {
-        *out = in_flight.front();
-        return 0;
-    }
-    if (batches_.size() < kMaxBatches || in_flight.empty()) return new_batch(bytes, out);
-    // The pool is full.  A batch held back by a fence it waits on (an
-    // implicit fence of one of its objects that another device never
-    // signals) lets later batches finish first: look for any idle one before
-    // waiting on the oldest.
-    for (size_t i = 1; i < in_flight.size(); ++i)
-        if (batch_idle(in_flight[i])) {
-            *out = in_flight[i];
+    // Oldest first: one context's batches retire in order, so the oldest is
+    // the likeliest idle; but a batch held by its fences (an in-fence that
+    // does not come, on a queue's own context) lets every other context's
+    // batches retire before it, so the others are asked too before the pool
+    // grows.
+    for (BatchBuffer *b : in_flight)
+        if (batch_idle(b)) {
+            *out = b;
             return 0;
         }
+    if (batches_.size() < kMaxBatches || in_flight.empty()) return new_batch(bytes, out);
     BatchBuffer *oldest = in_flight.front();
     drm_i915_gem_wait w{};
     w.bo_handle = oldest->handle;

@@ -1,5 +1,5 @@
-// Per-device i915 GEM state: the render-node fd, one GEM context, dma-buf
-// imports (refcounted per GEM handle), a softpin address allocator and a
+// Per-device i915 GEM state: the render-node fd, the device's own GEM
+// context and the ones made for submitters (create_context), dma-buf imports (refcounted per GEM handle), a softpin address allocator and a
 // pool of reusable batch buffers.  Every kernel call goes through the seam
 // (layer/base/kernel_ops.hpp).  Not thread-safe: BltEngine serialises access.
 #pragma once
@@ -80,6 +80,16 @@ public:
     int cancel_context();
     const Gen9Info &info() const { return info_; }
 
+    // A further GEM context, non-persistent where the kernel allows it: 0,
+    // *id, and in *cancel_support 0 or why destroying it would not cancel
+    // its batches (-errno of the setparam).  -errno when none was made.
+    int create_context(uint32_t *id, int *cancel_support);
+    // Destroys a context of create_context (a non-persistent one's
+    // outstanding batches are cancelled by the kernel).
+    void destroy_context(uint32_t id);
+    // Contexts alive: the device's own and those of create_context.
+    size_t contexts() const { return contexts_; }
+
     // PRIME_FD_TO_HANDLE + a softpin range.  Importing the same dma-buf again
     // yields the same handle (the kernel dedups), so the same address and a
     // reference.  size 0 = ask the dma-buf (lseek SEEK_END).
@@ -132,6 +142,7 @@ private:
     std::vector<std::unique_ptr<BatchBuffer>> batches_;
     uint64_t seq_ = 0;
     size_t shadows_ = 0;
+    size_t contexts_ = 0;
 };
 
 }  // namespace cldmabuf::i915

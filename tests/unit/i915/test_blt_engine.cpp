@@ -344,6 +344,32 @@ TEST_CASE("engine: a full batch pool reuses any idle batch before waiting on a s
     for (int fd : fences) k.close(fd);
 }
 
+TEST_CASE("engine: a batch held by its fences does not grow the pool while later ones retire",
+          "[i915][engine]") {
+    FakeI915 k;
+    ScopedKernel sk(&k);
+    auto eng = created_engine();
+    const auto [src, dst] = import_pair(*eng, k, 8192);
+    k.busy = 1;
+    int f1 = -1, f2 = -1;
+    REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f1) == 0);
+    REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f2) == 0);
+    REQUIRE(eng->batch_buffers() == 2);
+    // The oldest waits (another context's in-fence); the second retired.
+    const uint32_t held = k.execs[0].objs[0].handle;
+    k.busy = 0;
+    k.busy_handles = {held};
+    for (int i = 0; i < 5; ++i) {
+        int f = -1;
+        REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
+        CHECK(k.execs.back().objs[0].handle != held);
+        k.close(f);
+    }
+    CHECK(eng->batch_buffers() == 2);
+    k.close(f1);
+    k.close(f2);
+}
+
 TEST_CASE("engine: no LLC maps batches WC", "[i915][engine]") {
     FakeI915 k;
     k.chipset = 0x3184;  // GLK

@@ -270,6 +270,43 @@ TEST_CASE("sim: fault injection", "[i915][sim]") {
     f.eng->release(di);
 }
 
+TEST_CASE("sim: a batch held by its FENCE_IN holds back only its own GEM context", "[i915][sim]") {
+    REQUIRE_SIM();
+    Fixture f;
+    const size_t n = 64 << 10;
+    SimBuffer s(f.node, n), d1(f.node, n), d2(f.node, n), d3(f.node, n);
+    fill(s.map, n, 5);
+    BltImport si, i1, i2, i3;
+    REQUIRE(f.eng->import(s.dmabuf, 0, &si) == 0);
+    REQUIRE(f.eng->import(d1.dmabuf, 0, &i1) == 0);
+    REQUIRE(f.eng->import(d2.dmabuf, 0, &i2) == 0);
+    REQUIRE(f.eng->import(d3.dmabuf, 0, &i3) == 0);
+    const size_t contexts = f.eng->live_contexts();
+    BltContext a, b;
+    REQUIRE(f.eng->open_context(&a) == 0);
+    REQUIRE(f.eng->open_context(&b) == 0);
+    CHECK(a.id != b.id);
+    CHECK(a.cancel_support == 0);  // non-persistent: destroying it cancels
+    CHECK(f.eng->live_contexts() == contexts + 2);
+    // A stuck batch on the engine's own context, and a batch of `a` waiting for it.
+    vgen9().never_signal_next(1);
+    int stuck = -1, held = -1, free_running = -1;
+    REQUIRE(f.eng->submit_copy_buffer(si, i1, 0, 0, n, &stuck) == 0);
+    REQUIRE(f.eng->submit_copy_buffer(si, i2, 0, 0, n, &held, stuck, &a) == 0);
+    REQUIRE(f.eng->submit_copy_buffer(si, i3, 0, 0, n, &free_running, -1, &b) == 0);
+    CHECK(f.wait(free_running) == 1);  // `b` is not held behind `a`
+    CHECK(std::memcmp(d3.map, s.map, n) == 0);
+    CHECK(BltEngine::wait_fence(held, 50) == 0);
+    f.eng->close_context(&a);  // cancelled: it ends once its in-fence does, unwritten
+    CHECK(a.id == 0);
+    vgen9().reset();           // the stuck fence ends (-EIO)
+    CHECK(f.wait(held) == -EIO);
+    CHECK(f.wait(stuck) == -EIO);
+    f.eng->close_context(&b);
+    CHECK(f.eng->live_contexts() == contexts);
+    for (auto *imp : {&si, &i1, &i2, &i3}) f.eng->release(*imp);
+}
+
 TEST_CASE("sim: instance() finds the virtual node", "[i915][sim]") {
     REQUIRE_SIM();
     BltEngine *e = BltEngine::instance();
