@@ -435,12 +435,13 @@ TEST_CASE("fault sweep: every layer syscall on every path fails once with each e
                 const cl_int r = run_once(env, p, [&] { fault().arm(i, err); }, &secs);
                 if (labels[i] == "ioctl GEM_BUSY" && fault().fired() && r == CL_SUCCESS && err != EINTR &&
                     err != EAGAIN) {
-                    // A batch the kernel could not call idle counts as busy and the
-                    // pool makes another (layer/i915/gem.cpp acquire_batch, at most
+                    // A batch the kernel could not call idle counts as busy: the
+                    // pool reuses another in-flight one the kernel calls idle, or
+                    // makes another (layer/i915/gem.cpp acquire_batch, at most
                     // kMaxBatches = 64, freed with the engine): pool growth, not a
-                    // leak.  Exactly one more GEM object is allowed per such run.
+                    // leak.  At most one more GEM object is allowed per such run.
                     const Counts now = counts(env);
-                    CHECK(now.gem == baseline.gem + 1);
+                    CHECK(now.gem <= baseline.gem + 1);
                     if (now.gem == baseline.gem + 1) {
                         ++pool_growth;
                         baseline = now;
