@@ -821,6 +821,23 @@ TEST_CASE("[blt] faults: execbuffer errors, a hung ring and a never-signalled fe
             sim().reset();  // the "GPU reset" completes the stuck batch
             expect_good_copy(env, a, b, 5);
         }
+        SECTION("a queue's GEM context refused at its first copy, made at its next") {
+            const uint64_t contexts = sim().live_contexts();
+            cl_command_queue q2 = env.make_queue();
+            REQUIRE(sim().fail_ioctl(DRM_IOCTL_I915_GEM_CONTEXT_CREATE, 1, ENOMEM) == 0);
+            cl_event ev = nullptr;
+            REQUIRE(clEnqueueCopyBuffer(q2, a.mem, b.mem, 0, 0, 4096, 0, nullptr, &ev) == CL_SUCCESS);
+            CHECK(clWaitForEvents(1, &ev) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+            CHECK(status_of(ev) == CL_OUT_OF_HOST_MEMORY);
+            clReleaseEvent(ev);
+            CHECK(clFinish(q2) == CL_OUT_OF_HOST_MEMORY);
+            CHECK(sim().live_contexts() == contexts);
+            REQUIRE(clEnqueueCopyBuffer(q2, a.mem, b.mem, 0, 0, 4096, 0, nullptr, nullptr) == CL_SUCCESS);
+            CHECK(clFinish(q2) == CL_SUCCESS);
+            CHECK(sim().live_contexts() == contexts + 1);
+            clReleaseCommandQueue(q2);
+            CHECK(eventually([&] { return sim().live_contexts() == contexts; }));
+        }
         REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     }
     sim().drain();
