@@ -275,14 +275,11 @@ int GemDevice::acquire_batch(size_t bytes, BatchBuffer **out) {
             return 0;
         }
     if (batches_.size() < kMaxBatches || in_flight.empty()) return new_batch(bytes, out);
-    BatchBuffer *oldest = in_flight.front();
-    drm_i915_gem_wait w{};
-    w.bo_handle = oldest->handle;
-    w.timeout_ns = 10ll * 1000 * 1000 * 1000;
-    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_WAIT, &w); r != 0) return r == -ETIME ? -EBUSY : r;
-    oldest->in_flight = false;
-    *out = oldest;
-    return 0;
+    // The pool is full and every buffer still in the kernel: refused at once.
+    // Waiting here would hold the engine's lock across a kernel wait, and a
+    // buffer held by a fence that never comes (a cancelled queue's batch
+    // waiting for its in-fence) would not come back anyway.
+    return -EBUSY;
 }
 
 void GemDevice::retire_batch(BatchBuffer *b, bool submitted) {

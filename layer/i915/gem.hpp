@@ -98,9 +98,9 @@ public:
     // Drops one reference; the last one GEM_CLOSEs and frees the range.
     void release(uint32_t handle);
 
-    // A mapped batch buffer of at least `bytes`, idle.  Reuses retired ones
-    // (GEM_BUSY on the oldest), creates up to kMaxBatches, then reuses any
-    // idle one, and only then waits (bounded) for the oldest.
+    // A mapped batch buffer of at least `bytes`, idle.  Reuses a retired one
+    // (GEM_BUSY on those in flight, oldest first), else creates one, up to
+    // kMaxBatches; then -EBUSY without waiting.
     int acquire_batch(size_t bytes, BatchBuffer **out);
     // After execbuffer: mark in flight (submitted) or give back at once.
     void retire_batch(BatchBuffer *b, bool submitted);

@@ -344,6 +344,32 @@ TEST_CASE("engine: a full batch pool reuses any idle batch before waiting on a s
     for (int fd : fences) k.close(fd);
 }
 
+TEST_CASE("engine: a full batch pool with every batch in flight refuses at once, without a kernel wait",
+          "[i915][engine]") {
+    FakeI915 k;
+    ScopedKernel sk(&k);
+    auto eng = created_engine();
+    const auto [src, dst] = import_pair(*eng, k, 8192);
+    k.busy = 1;
+    std::vector<int> fences;
+    for (size_t i = 0; i < GemDevice::kMaxBatches; ++i) {
+        int f;
+        REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
+        fences.push_back(f);
+    }
+    const size_t waits_before = k.gem_waits, execs_before = k.execs.size();
+    int f = -1;
+    CHECK(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == -EBUSY);
+    CHECK(k.gem_waits == waits_before);
+    CHECK(k.execs.size() == execs_before);
+    CHECK(eng->batch_buffers() == GemDevice::kMaxBatches);
+    k.busy = 0;  // they retired: the next one reuses a buffer
+    REQUIRE(eng->submit_copy_buffer(src, dst, 0, 0, 64, &f) == 0);
+    fences.push_back(f);
+    CHECK(eng->batch_buffers() == GemDevice::kMaxBatches);
+    for (int fd : fences) k.close(fd);
+}
+
 TEST_CASE("engine: a batch held by its fences does not grow the pool while later ones retire",
           "[i915][engine]") {
     FakeI915 k;
