@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char *kWhat = "allocation";
 
-cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+cl_mem fail_alloc(cl_int *errcode_ret, cl_int err, const std::string &why) {
     return refuse_import(errcode_ret, err, kWhat, why);
 }
 
@@ -128,7 +128,7 @@ cl_int allocate_for(cl_context context, const AllocRequest &req, uint64_t bytes,
 }
 
 // After the import: the record, or everything undone.
-cl_mem finish(cl_mem mem, cl_int import_err, const AllocRequest &req, const AllocOutcome &alloc, int keep,
+cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocRequest &req, const AllocOutcome &alloc, int keep,
               uint64_t bytes, cl_int *errcode_ret) {
     if (!mem) {
         // The import logged its refusal; a failed import leaves the fd with
@@ -145,7 +145,7 @@ cl_mem finish(cl_mem mem, cl_int import_err, const AllocRequest &req, const Allo
     if (record_allocated(mem, entry) != CL_SUCCESS) {
         next().clReleaseMemObject(mem);  // the import closes the fd it owns
         kernel().close(keep);
-        return fail(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
+        return fail_alloc(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
     }
     std::string skipped;
     for (AllocExporter e : alloc.skipped) skipped += std::string(skipped.empty() ? " (after " : ", ") +
@@ -173,21 +173,21 @@ cl_mem create_allocated_buffer(cl_context context, const cl_mem_properties *prop
     AllocRequest req;
     std::string why;
     if (cl_int err = parse_alloc_request(properties, &req, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
-    if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
-    if (size == 0) return fail(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
+        return fail_alloc(errcode_ret, err, why);
+    if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail_alloc(errcode_ret, err, why);
+    if (size == 0) return fail_alloc(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
     // Before any exporter is asked: a real system heap allocates eagerly, and
     // a size past memory ends the process (the OOM killer) instead of failing.
-    if (cl_int err = check_max_alloc_size(context, size, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
+    if (cl_int err = check_max_alloc_size(context, size, &why); err != CL_SUCCESS) return fail_alloc(errcode_ret, err, why);
     AllocOutcome alloc;
     int keep = -1;
     if (cl_int err = allocate_for(context, req, size, &alloc, &keep, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
+        return fail_alloc(errcode_ret, err, why);
     req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
     cl_int err = CL_SUCCESS;
     // Re-entry through ours() (docs/layer-rules.md): the layer's own import.
     cl_mem mem = ours().clCreateBufferWithProperties(context, req.for_import.data(), flags, size, nullptr, &err);
-    return finish(mem, err, req, alloc, keep, size, errcode_ret);
+    return finish_alloc(mem, err, req, alloc, keep, size, errcode_ret);
 }
 
 cl_mem create_allocated_image(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
@@ -196,32 +196,32 @@ cl_mem create_allocated_image(cl_context context, const cl_mem_properties *prope
     AllocRequest req;
     std::string why;
     if (cl_int err = parse_alloc_request(properties, &req, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
-    if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
-    if (!format) return fail(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
-    if (!desc) return fail(errcode_ret, CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");
+        return fail_alloc(errcode_ret, err, why);
+    if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail_alloc(errcode_ret, err, why);
+    if (!format) return fail_alloc(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
+    if (!desc) return fail_alloc(errcode_ret, CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");
     if (desc->image_type != CL_MEM_OBJECT_IMAGE2D || desc->buffer)
-        return fail(errcode_ret, CL_INVALID_IMAGE_DESCRIPTOR,
+        return fail_alloc(errcode_ret, CL_INVALID_IMAGE_DESCRIPTOR,
                     "the layer allocates linear 2D images only (image_type CL_MEM_OBJECT_IMAGE2D, no buffer)");
     const size_t elem = image_element_size(*format);
-    if (elem == 0) return fail(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "unknown image format");
+    if (elem == 0) return fail_alloc(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "unknown image format");
     if (desc->image_width == 0 || desc->image_height == 0)
-        return fail(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_width and image_height must not be 0");
+        return fail_alloc(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_width and image_height must not be 0");
     if (!desc->image_row_pitch && desc->image_width > UINT64_MAX / elem)
-        return fail(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_width * element size overflows");
+        return fail_alloc(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_width * element size overflows");
     const uint64_t row = desc->image_row_pitch ? desc->image_row_pitch : uint64_t{desc->image_width} * elem;
     if (row > UINT64_MAX / desc->image_height)
-        return fail(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_row_pitch * image_height overflows");
+        return fail_alloc(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_row_pitch * image_height overflows");
     const uint64_t bytes = row * desc->image_height;
     AllocOutcome alloc;
     int keep = -1;
     if (cl_int err = allocate_for(context, req, bytes, &alloc, &keep, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
+        return fail_alloc(errcode_ret, err, why);
     req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
     cl_int err = CL_SUCCESS;
     // The import checks the descriptor against the dma-buf (pitch, format, devices).
     cl_mem mem = ours().clCreateImageWithProperties(context, req.for_import.data(), flags, format, desc, nullptr, &err);
-    return finish(mem, err, req, alloc, keep, bytes, errcode_ret);
+    return finish_alloc(mem, err, req, alloc, keep, bytes, errcode_ret);
 }
 
 }  // namespace cldmabuf

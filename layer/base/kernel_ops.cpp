@@ -77,7 +77,7 @@ public:
 };
 
 LibcKernel libc_kernel;
-std::atomic<KernelOps *> current{&libc_kernel};
+std::atomic<KernelOps *> current_ops{&libc_kernel};
 
 }  // namespace
 
@@ -106,10 +106,10 @@ int KernelOps::add_seals(int, int) {
     return -1;
 }
 
-KernelOps &kernel() { return *current.load(std::memory_order_acquire); }
+KernelOps &kernel() { return *current_ops.load(std::memory_order_acquire); }
 
 void set_kernel(KernelOps *ops) {
-    current.store(ops ? ops : &libc_kernel, std::memory_order_release);
+    current_ops.store(ops ? ops : &libc_kernel, std::memory_order_release);
 }
 
 int kernel_ioctl_retry(int fd, unsigned long request, void *arg) {

@@ -31,15 +31,15 @@ std::unordered_map<cl_command_queue, Record> &records() {
     return *map;
 }
 
-enum class Mode { off, automatic, on };
+enum class ChainMode { off, automatic, on };
 
 // CLDMABUF_BLT_SEMAPHORE_FENCES (validated by the settings table: auto|on|off).
-Mode mode() {
-    static const Mode m = [] {
+ChainMode chain_mode() {
+    static const ChainMode m = [] {
         const char *v = setting("CLDMABUF_BLT_SEMAPHORE_FENCES");
-        if (v && std::strcmp(v, "on") == 0) return Mode::on;
-        if (v && std::strcmp(v, "off") == 0) return Mode::off;
-        return Mode::automatic;
+        if (v && std::strcmp(v, "on") == 0) return ChainMode::on;
+        if (v && std::strcmp(v, "off") == 0) return ChainMode::off;
+        return ChainMode::automatic;
     }();
     return m;
 }
@@ -56,7 +56,7 @@ std::shared_ptr<T> take(cl_command_queue queue) {
 }
 
 template <typename T>
-void forget(cl_command_queue queue, const T *what) {
+void forget_record(cl_command_queue queue, const T *what) {
     std::lock_guard l(records_mutex);
     auto it = records().find(queue);
     if (it == records().end()) return;
@@ -66,21 +66,21 @@ void forget(cl_command_queue queue, const T *what) {
 }  // namespace
 
 bool fence_chain_on(cl_command_queue queue) {
-    switch (mode()) {
-    case Mode::off: return false;
-    case Mode::automatic:
+    switch (chain_mode()) {
+    case ChainMode::off: return false;
+    case ChainMode::automatic:
         if (unseen_enqueues()) return false;
         break;
-    case Mode::on: break;
+    case ChainMode::on: break;
     }
     return !out_of_order_queue(queue);
 }
 
 bool nothing_between(uint64_t since) {
-    switch (mode()) {
-    case Mode::off: return false;
-    case Mode::automatic: return read_epoch().raw == since && !unseen_enqueues();
-    case Mode::on: return true;
+    switch (chain_mode()) {
+    case ChainMode::off: return false;
+    case ChainMode::automatic: return read_epoch().raw == since && !unseen_enqueues();
+    case ChainMode::on: return true;
     }
     return false;
 }
@@ -229,12 +229,12 @@ void break_fence_chain(cl_command_queue queue) {
     count_landed();  // auto: every record stamped before this is stale
     // Only `on` drops the record: at auto the epoch says it all, and a copy
     // the ICD does takes no lock for it.
-    if (mode() != Mode::on) return;
+    if (chain_mode() != ChainMode::on) return;
     std::lock_guard l(records_mutex);
     records().erase(queue);
 }
 
-void forget_fence_in(cl_command_queue queue, const FenceInOffer *offer) { forget(queue, offer); }
-void forget_batch_fence(cl_command_queue queue, const BatchFence *batch) { forget(queue, batch); }
+void forget_fence_in(cl_command_queue queue, const FenceInOffer *offer) { forget_record(queue, offer); }
+void forget_batch_fence(cl_command_queue queue, const BatchFence *batch) { forget_record(queue, batch); }
 
 }  // namespace cldmabuf

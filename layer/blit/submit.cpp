@@ -117,14 +117,14 @@ cl_int wait_batch(const char *what, BlitKind kind, uint64_t bytes, int fence, bo
     return CL_SUCCESS;
 }
 
-cl_int refused(const char *what, int r) {
+cl_int submit_refused(const char *what, int r) {
     LOG_ERROR("%s: blitter submission failed: %s", what, std::strerror(-r));
     return errno_status(r);
 }
 
 cl_int submit_and_wait_on(const char *what, BlitKind kind, uint64_t bytes, const Submitter &submit) {
     int fence = -1;
-    if (int r = submit(-1, &fence); r != 0) return refused(what, r);
+    if (int r = submit(-1, &fence); r != 0) return submit_refused(what, r);
     return wait_batch(what, kind, bytes, fence, false, submit);
 }
 
@@ -154,7 +154,7 @@ cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const Submitter
         if (cl_int w = in->host_wait(fence_timeout_ms()); w != CL_SUCCESS) return w;
     }
     if (!fenced_in) r = submit(-1, &fence);
-    if (r != 0) return refused(what, r);
+    if (r != 0) return submit_refused(what, r);
     if (out) out->submitted(fence);
     return wait_batch(what, BlitKind::copy, bytes, fence, fenced_in, submit);
 }

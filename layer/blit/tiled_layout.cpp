@@ -14,9 +14,9 @@ namespace {
 
 constexpr uint64_t kTileBytes = 4096;  // X and Y tiles alike
 
-const char *tiling_name(Tiling t) { return t == Tiling::X ? "X-tiled" : "Y-tiled"; }
+const char *layout_tiling_name(Tiling t) { return t == Tiling::X ? "X-tiled" : "Y-tiled"; }
 
-size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+size_t round_up_rows(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
@@ -34,7 +34,7 @@ size_t tiled_row_pitch(Tiling tiling, size_t row_bytes, size_t desc_pitch) {
 }
 
 cl_int check_tiled_layout(const TiledRequest &req, std::string *why) {
-    const std::string name = tiling_name(req.tiling);
+    const std::string name = layout_tiling_name(req.tiling);
     if (req.type != CL_MEM_OBJECT_IMAGE2D) {
         *why = name + " import: only CL_MEM_OBJECT_IMAGE2D can be tiled";
         return CL_INVALID_IMAGE_DESCRIPTOR;
@@ -57,7 +57,7 @@ cl_int check_tiled_layout(const TiledRequest &req, std::string *why) {
         return CL_INVALID_PROPERTY;
     }
     // The surface spans whole tile rows.
-    const uint64_t surface = uint64_t{req.row_pitch} * round_up(req.height, th);
+    const uint64_t surface = uint64_t{req.row_pitch} * round_up_rows(req.height, th);
     if (req.plane_offset > req.dmabuf_size || surface > req.dmabuf_size - req.plane_offset) {
         *why = name + " import: plane offset " + std::to_string(req.plane_offset) + " + " +
                std::to_string(surface) + " bytes of whole tile rows is past the dma-buf's end (" +

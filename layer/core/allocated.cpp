@@ -17,14 +17,14 @@
 namespace cldmabuf {
 namespace {
 
-struct Entry {
+struct AllocatedEntry {
     Allocated allocated;
     uint64_t token = 0;  // the destructor callback that owns this entry
 };
 
 struct Table {
     std::mutex mutex;
-    std::unordered_map<cl_mem, Entry> map;
+    std::unordered_map<cl_mem, AllocatedEntry> map;
     std::atomic<size_t> count{0};
     uint64_t next_token = 1;
 };
@@ -35,7 +35,7 @@ Table &table() {
 }
 
 // Under t.mutex: the count, and the registry's count of handle-keyed entries.
-void counted(Table &t) {
+void recount(Table &t) {
     const size_t now = t.map.size();
     const size_t was = t.count.exchange(now, std::memory_order_relaxed);
     import_registry_detail::mem_handles.fetch_add(now - was, std::memory_order_relaxed);  // modulo: a decrease too
@@ -58,7 +58,7 @@ void CL_CALLBACK forget_allocated(cl_mem mem, void *data) {
         auto it = t.map.find(mem);
         if (it != t.map.end() && it->second.token == owed->token) {
             t.map.erase(it);
-            counted(t);
+            recount(t);
         }
     }
     if (owed->fd >= 0) kernel().close(owed->fd);
@@ -73,15 +73,15 @@ cl_int record_allocated(cl_mem mem, Allocated entry) {
     {
         std::lock_guard lock(t.mutex);
         owed->token = t.next_token++;
-        t.map[mem] = Entry{std::move(entry), owed->token};
-        counted(t);
+        t.map[mem] = AllocatedEntry{std::move(entry), owed->token};
+        recount(t);
     }
     if (next().clSetMemObjectDestructorCallback(mem, forget_allocated, owed) == CL_SUCCESS) return CL_SUCCESS;
     {
         std::lock_guard lock(t.mutex);
         auto it = t.map.find(mem);
         if (it != t.map.end() && it->second.token == owed->token) t.map.erase(it);
-        counted(t);
+        recount(t);
     }
     delete owed;
     return CL_OUT_OF_RESOURCES;
@@ -90,7 +90,7 @@ cl_int record_allocated(cl_mem mem, Allocated entry) {
 void retire_allocated(cl_mem mem) {
     Table &t = table();
     std::lock_guard lock(t.mutex);
-    if (t.map.erase(mem)) counted(t);
+    if (t.map.erase(mem)) recount(t);
 }
 
 size_t allocated_count() { return table().count.load(std::memory_order_relaxed); }

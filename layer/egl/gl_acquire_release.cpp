@@ -91,7 +91,7 @@ cl_int release_step(ImportStep step, cl_command_type type, cl_command_queue queu
 
 // Which of the objects the layer made; CL_SUCCESS when all of them (or, with
 // *forward set, none of them and the ICD should get the call).
-cl_int classify(cl_command_queue queue, cl_uint n, const cl_mem *mems, bool gl, bool *forward, const char *what) {
+cl_int classify_gl_mems(cl_command_queue queue, cl_uint n, const cl_mem *mems, bool gl, bool *forward, const char *what) {
     *forward = false;
     cl_context context = queue_context(queue);
     if (!context) {
@@ -129,13 +129,13 @@ cl_int classify(cl_command_queue queue, cl_uint n, const cl_mem *mems, bool gl, 
 // all.  `Slot` is the next layer's entry point, used when every object is the
 // ICD's own (it has the extension itself).
 template <auto Slot, bool Acquire, bool Gl, cl_command_type Type>
-cl_int handoff(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint num_events, const cl_event *wait_list,
+cl_int gl_handoff(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint num_events, const cl_event *wait_list,
                cl_event *event) {
     static constexpr const char *what = Gl ? (Acquire ? "clEnqueueAcquireGLObjects" : "clEnqueueReleaseGLObjects")
                                            : (Acquire ? "clEnqueueAcquireEGLObjectsKHR"
                                                       : "clEnqueueReleaseEGLObjectsKHR");
     bool forward = false;
-    if (cl_int err = classify(queue, n, mems, Gl, &forward, what); err != CL_SUCCESS) return err;
+    if (cl_int err = classify_gl_mems(queue, n, mems, Gl, &forward, what); err != CL_SUCCESS) return err;
     CountedCommand counted;  // a command of the queue, forwarded or a layer step (layer/queue/epoch.hpp)
     if (forward && next().*Slot) return (next().*Slot)(queue, n, mems, num_events, wait_list, event);
     return Acquire ? acquire_step(enqueue_acquire_external_mem_objects, Type, queue, n, mems, num_events, wait_list,
@@ -148,25 +148,25 @@ cl_int handoff(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint nu
 
 cl_int CL_API_CALL enqueue_acquire_egl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
                                                cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-    return handoff<&cl_icd_dispatch::clEnqueueAcquireEGLObjectsKHR, true, false, CL_COMMAND_ACQUIRE_EGL_OBJECTS_KHR>(
+    return gl_handoff<&cl_icd_dispatch::clEnqueueAcquireEGLObjectsKHR, true, false, CL_COMMAND_ACQUIRE_EGL_OBJECTS_KHR>(
         queue, n, mems, num_events, wait_list, event);
 }
 
 cl_int CL_API_CALL enqueue_release_egl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
                                                cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-    return handoff<&cl_icd_dispatch::clEnqueueReleaseEGLObjectsKHR, false, false, CL_COMMAND_RELEASE_EGL_OBJECTS_KHR>(
+    return gl_handoff<&cl_icd_dispatch::clEnqueueReleaseEGLObjectsKHR, false, false, CL_COMMAND_RELEASE_EGL_OBJECTS_KHR>(
         queue, n, mems, num_events, wait_list, event);
 }
 
 cl_int CL_API_CALL enqueue_acquire_gl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
                                               cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-    return handoff<&cl_icd_dispatch::clEnqueueAcquireGLObjects, true, true, CL_COMMAND_ACQUIRE_GL_OBJECTS>(
+    return gl_handoff<&cl_icd_dispatch::clEnqueueAcquireGLObjects, true, true, CL_COMMAND_ACQUIRE_GL_OBJECTS>(
         queue, n, mems, num_events, wait_list, event);
 }
 
 cl_int CL_API_CALL enqueue_release_gl_objects(cl_command_queue queue, cl_uint n, const cl_mem *mems,
                                               cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-    return handoff<&cl_icd_dispatch::clEnqueueReleaseGLObjects, false, true, CL_COMMAND_RELEASE_GL_OBJECTS>(
+    return gl_handoff<&cl_icd_dispatch::clEnqueueReleaseGLObjects, false, true, CL_COMMAND_RELEASE_GL_OBJECTS>(
         queue, n, mems, num_events, wait_list, event);
 }
 

@@ -27,7 +27,7 @@ struct Shield {
     std::vector<cl_command_queue> queues;
 };
 
-std::mutex mutex;
+std::mutex shield_mutex;
 auto *shields = new std::unordered_map<const Import *, Shield>;
 std::atomic<size_t> count{0};
 
@@ -55,11 +55,11 @@ void restore(const Import &import) {
 
 // Teardown (forget_import_state): the mapping is about to be released, maybe
 // into the mapping cache, so it must be the dma-buf's again.
-void forget(const Import &import) {
+void forget_shield(const Import &import) {
     if (count.load(std::memory_order_relaxed) == 0) return;
     std::vector<cl_command_queue> queues;
     {
-        std::lock_guard lock(mutex);
+        std::lock_guard lock(shield_mutex);
         auto it = shields->find(&import);
         if (it == shields->end()) return;
         restore(import);
@@ -77,10 +77,10 @@ void forget(const Import &import) {
 }  // namespace
 
 bool shield_import(Import &import, cl_command_queue queue) {
-    static const bool registered = (register_import_state(forget), true);
+    static const bool registered = (register_import_state(forget_shield), true);
     (void)registered;
     if (!import.mapping || import.over_tiled_shadow()) return false;
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(shield_mutex);
     auto it = shields->find(&import);
     if (it != shields->end()) {
         if (std::find(it->second.queues.begin(), it->second.queues.end(), queue) == it->second.queues.end()) {
@@ -110,7 +110,7 @@ void queue_drained(cl_command_queue queue) {
     if (count.load(std::memory_order_relaxed) == 0) return;
     std::vector<cl_command_queue> released;
     {
-        std::lock_guard lock(mutex);
+        std::lock_guard lock(shield_mutex);
         for (auto it = shields->begin(); it != shields->end();) {
             auto &queues = it->second.queues;
             if (std::find(queues.begin(), queues.end(), queue) != queues.end()) {
@@ -131,7 +131,7 @@ void queue_drained(cl_command_queue queue) {
 
 bool import_shielded(const Import &import) {
     if (count.load(std::memory_order_relaxed) == 0) return false;
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(shield_mutex);
     return shields->count(&import) != 0;
 }
 
@@ -139,7 +139,7 @@ bool any_import_shielded() { return count.load(std::memory_order_relaxed) != 0; 
 
 std::vector<cl_command_queue> shield_queues(const Import &import) {
     if (count.load(std::memory_order_relaxed) == 0) return {};
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(shield_mutex);
     auto it = shields->find(&import);
     return it == shields->end() ? std::vector<cl_command_queue>{} : it->second.queues;
 }
@@ -148,7 +148,7 @@ bool reattach_import(const Import &import, cl_command_queue queue, const std::ve
     if (count.load(std::memory_order_relaxed) == 0) return true;
     std::vector<cl_command_queue> queues;
     {
-        std::lock_guard lock(mutex);
+        std::lock_guard lock(shield_mutex);
         auto it = shields->find(&import);
         if (it == shields->end()) return true;
         for (cl_command_queue q : it->second.queues)

@@ -24,7 +24,7 @@ constexpr size_t kParallelFrom = 2u << 20;
 constexpr auto kLinger = std::chrono::milliseconds(500);
 
 // One copy: pieces are claimed with `next`; `done` counts finished bytes.
-struct Job {
+struct CopyJob {
     uint8_t *dst;
     const uint8_t *src;
     size_t len;
@@ -52,14 +52,14 @@ struct Job {
 struct Pool {
     std::mutex mutex;
     std::condition_variable wake;
-    std::deque<std::shared_ptr<Job>> jobs;
+    std::deque<std::shared_ptr<CopyJob>> jobs;
     size_t threads = 0;
 
     void helper() {
         std::unique_lock lock(mutex);
         for (;;) {
             if (jobs.empty() && !wake.wait_for(lock, kLinger, [&] { return !jobs.empty(); })) break;
-            std::shared_ptr<Job> job = jobs.front();
+            std::shared_ptr<CopyJob> job = jobs.front();
             if (job->next.load() >= job->len) {  // every piece claimed: nothing left for us
                 jobs.pop_front();
                 continue;
@@ -112,7 +112,7 @@ void parallel_copy(void *dst, const void *src, size_t len) {
         std::memcpy(dst, src, len);
         return;
     }
-    auto job = std::make_shared<Job>();
+    auto job = std::make_shared<CopyJob>();
     job->dst = static_cast<uint8_t *>(dst);
     job->src = static_cast<const uint8_t *>(src);
     job->len = len;

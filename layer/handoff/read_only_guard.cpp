@@ -23,7 +23,7 @@ bool import_refuses_host_writes(cl_mem mem) {
 
 namespace {
 
-cl_int refuse(cl_mem mem, const char *what, const char *how) {
+cl_int refuse_read_only(cl_mem mem, const char *what, const char *how) {
     LOG_ERROR("%s%s refused: %p is a CL_MEM_READ_ONLY dma-buf import used in place over a read-only mapping; "
               "import it CL_MEM_READ_WRITE to write it from the host",
               what, how, static_cast<void *>(mem));
@@ -33,13 +33,13 @@ cl_int refuse(cl_mem mem, const char *what, const char *how) {
 }  // namespace
 
 cl_int refuse_read_only_write(cl_mem mem, const char *what) {
-    return import_refuses_host_writes(mem) ? refuse(mem, what, "") : CL_SUCCESS;
+    return import_refuses_host_writes(mem) ? refuse_read_only(mem, what, "") : CL_SUCCESS;
 }
 
 cl_int refuse_read_only_map(cl_mem mem, cl_map_flags flags, const char *what) {
     constexpr cl_map_flags write_maps = CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
     if (!(flags & write_maps) || !import_refuses_host_writes(mem)) return CL_SUCCESS;
-    return refuse(mem, what, " with CL_MAP_WRITE");
+    return refuse_read_only(mem, what, " with CL_MAP_WRITE");
 }
 
 }  // namespace cldmabuf

@@ -34,7 +34,7 @@ ImportMemoryArmFn icd_import_memory_arm(cl_context context) {
         next().clGetExtensionFunctionAddressForPlatform(platform, "clImportMemoryARM"));
 }
 
-cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+cl_mem fail_arm_import(cl_int *errcode_ret, cl_int err, const std::string &why) {
     return refuse_import(errcode_ret, err, "clImportMemoryARM", why);
 }
 
@@ -48,30 +48,30 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     ArmImportProperties props;
     std::string why;
     if (cl_int err = parse_arm_import_properties(properties, &props, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
+        return fail_arm_import(errcode_ret, err, why);
     // Only dma-bufs are the layer's: host and Android memory (and protected
     // memory) go to the ICD's own clImportMemoryARM when it has one.
     if (props.type != CL_IMPORT_TYPE_DMA_BUF_ARM || props.protected_memory)
         if (ImportMemoryArmFn icd = icd_import_memory_arm(context))
             return fresh_mem(icd(context, flags, properties, memory, size, errcode_ret));
     if (props.type != CL_IMPORT_TYPE_DMA_BUF_ARM)
-        return fail(errcode_ret, CL_INVALID_PROPERTY,
+        return fail_arm_import(errcode_ret, CL_INVALID_PROPERTY,
                     "only CL_IMPORT_TYPE_DMA_BUF_ARM is supported (the default type is host memory: pass "
                     "{CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0})");
     if (props.protected_memory)
-        return fail(errcode_ret, CL_INVALID_PROPERTY, "protected memory (CL_IMPORT_TYPE_PROTECTED_ARM) is not supported");
-    if (!memory) return fail(errcode_ret, CL_INVALID_VALUE, "memory is NULL (it must point to a dma-buf fd)");
-    if (size == 0) return fail(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
+        return fail_arm_import(errcode_ret, CL_INVALID_PROPERTY, "protected memory (CL_IMPORT_TYPE_PROTECTED_ARM) is not supported");
+    if (!memory) return fail_arm_import(errcode_ret, CL_INVALID_VALUE, "memory is NULL (it must point to a dma-buf fd)");
+    if (size == 0) return fail_arm_import(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
     // "CL_MEM_USE_HOST_PTR - this flag has no effect, it is ignored."
     flags &= ~CL_MEM_USE_HOST_PTR;
 
     const int app_fd = *static_cast<const int *>(memory);
     if (std::string bad = check_dmabuf_fd(app_fd); !bad.empty())
-        return fail(errcode_ret, CL_INVALID_VALUE, "memory does not point to a dma-buf fd: " + bad);
+        return fail_arm_import(errcode_ret, CL_INVALID_VALUE, "memory does not point to a dma-buf fd: " + bad);
     if (size == CL_IMPORT_MEMORY_WHOLE_ALLOCATION_ARM) {
         const int64_t whole = dmabuf_size(app_fd);
         if (whole <= 0)
-            return fail(errcode_ret, CL_INVALID_VALUE,
+            return fail_arm_import(errcode_ret, CL_INVALID_VALUE,
                         "cannot size dma-buf fd " + std::to_string(app_fd) + ": " + std::strerror(-whole));
         size = static_cast<size_t>(whole);
     }
@@ -80,7 +80,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     // frame goes): the KHR path below is given a duplicate, which is what it
     // takes ownership of, so the caller's number is never touched.
     const int fd = kernel().dup(app_fd);
-    if (fd < 0) return fail(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
+    if (fd < 0) return fail_arm_import(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
     const cl_mem_properties khr[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
     cl_int err = CL_SUCCESS;
     cl_mem mem = ours().clCreateBufferWithProperties(context, khr, flags, size, nullptr, &err);
@@ -107,7 +107,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
         // an error when mapping is not possible."  Releasing the object
         // closes the duplicate.
         next().clReleaseMemObject(mem);
-        return fail(errcode_ret, CL_INVALID_OPERATION,
+        return fail_arm_import(errcode_ret, CL_INVALID_OPERATION,
                     "a device of the context cannot use the dma-buf in place and cl_arm_import_memory never "
                     "copies (CLDMABUF_IMPORT=copy or a device without host-unified memory)");
     }

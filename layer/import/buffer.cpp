@@ -21,7 +21,7 @@
 namespace cldmabuf {
 namespace {
 
-cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+cl_mem fail_buffer_import(cl_int *errcode_ret, cl_int err, const std::string &why) {
     return refuse_import(errcode_ret, err, "import", why);
 }
 
@@ -77,17 +77,17 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     ImportProperties props;
     std::string why;
     if (cl_int err = parse_import_request(properties, RequestKind::buffer, &props, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
+        return fail_buffer_import(errcode_ret, err, why);
     std::vector<cl_device_id> ctx_devices;
     if (context_devices(context, &ctx_devices) != CL_SUCCESS)
-        return fail(errcode_ret, CL_INVALID_CONTEXT, "the context is not valid");
+        return fail_buffer_import(errcode_ret, CL_INVALID_CONTEXT, "the context is not valid");
     int64_t dmabuf_bytes = 0;
     if (cl_int err = check_buffer_request(props, ctx_devices, flags, size, host_ptr, &dmabuf_bytes, &why);
         err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
+        return fail_buffer_import(errcode_ret, err, why);
 
     PendingImport import;
-    if (cl_int err = adopt_import_fd(import, props, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
+    if (cl_int err = adopt_import_fd(import, props, &why); err != CL_SUCCESS) return fail_buffer_import(errcode_ret, err, why);
     const int app_fd = props.fd;
     const std::vector<cl_mem_properties> passthrough = props.passthrough;
     fill_import(*import, context, props, static_cast<uint64_t>(dmabuf_bytes), size, flags,
@@ -101,7 +101,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     set_route(*import, route.route);
 
     if (int err = map_dmabuf(*import, import->fd, size, flags); err != 0)
-        return fail(errcode_ret, map_failure_error(err),
+        return fail_buffer_import(errcode_ret, map_failure_error(err),
                     "cannot map dma-buf fd " + std::to_string(app_fd) + ": " + std::strerror(err));
 
     const cl_mem_properties *icd_props = passthrough.empty() ? nullptr : passthrough.data();
@@ -115,9 +115,9 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
     cl_mem mem = icd_props ? next().clCreateBufferWithProperties(context, icd_props, icd_flags, size,
                                                                  import->mapping, &err)
                            : next().clCreateBuffer(context, icd_flags, size, import->mapping, &err);
-    if (!mem) return fail(errcode_ret, err, "the ICD refused the buffer (error " + std::to_string(err) + ")");
+    if (!mem) return fail_buffer_import(errcode_ret, err, "the ICD refused the buffer (error " + std::to_string(err) + ")");
     if (commit_import(import, mem, nullptr) != CL_SUCCESS)
-        return fail(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
+        return fail_buffer_import(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
 
     count_import(*import, size);
     LOG_INFO("imported dma-buf fd %d (%zu of %lld bytes, %s, layer fd %d) as %p, %s%s%s", app_fd, size,

@@ -44,7 +44,7 @@
 namespace cldmabuf {
 namespace {
 
-cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
+cl_mem fail_image_import(cl_int *errcode_ret, cl_int err, const std::string &why) {
     return refuse_import(errcode_ret, err, "image import", why);
 }
 
@@ -236,16 +236,16 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     ImageRequest req;
     if (cl_int err = check_image_request(context, properties, flags, format, desc, host_ptr, &req, &why);
         err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
+        return fail_image_import(errcode_ret, err, why);
     std::unique_ptr<TiledImage> tiled;
     if (req.tiled)
         if (cl_int err = prepare_tiled(req, *desc, &tiled, &why); err != CL_SUCCESS)
-            return fail(errcode_ret, err, why);
+            return fail_image_import(errcode_ret, err, why);
 
     // From here refusals undo what was taken (PendingImport): the layer's
     // dup, the mapping; the import's own state (GEM handle, shadow) goes with it.
     PendingImport import;
-    if (cl_int err = adopt_import_fd(import, req.props, &why); err != CL_SUCCESS) return fail(errcode_ret, err, why);
+    if (cl_int err = adopt_import_fd(import, req.props, &why); err != CL_SUCCESS) return fail_image_import(errcode_ret, err, why);
     const int app_fd = req.props.fd;
     fill_import(*import, context, req.props, static_cast<uint64_t>(req.dmabuf_bytes), req.g.needed, flags,
                 req.devices);
@@ -257,7 +257,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     import->image.bytes = req.g.bytes;
     Geometry icd_g;
     if (cl_int err = attach_storage(*import, req, *desc, flags, std::move(tiled), &icd_g, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, why);
+        return fail_image_import(errcode_ret, err, why);
     char *pixels = host_pixels(*import).ptr;
 
     RouteQuestion question;
@@ -279,10 +279,10 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
     cl_mem mem = create_icd_image(context, req.props, flags, format, *desc, icd_g, route.route,
                                   import->mapped_writable, pixels, &buffer, &err);
     if (!mem)
-        return fail(errcode_ret, err, "the ICD refused the image (error " + std::to_string(err) + ", route " +
+        return fail_image_import(errcode_ret, err, "the ICD refused the image (error " + std::to_string(err) + ", route " +
                                           route_name(route.route) + ")");
     if (commit_import(import, mem, buffer) != CL_SUCCESS)
-        return fail(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
+        return fail_image_import(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
 
     count_import(*import, req.g.bytes);
     LOG_INFO("imported dma-buf fd %d as a %zux%zux%zu %simage (pitch %zu, offset %zu) %p, %s%s%s%s", app_fd,

@@ -24,13 +24,13 @@ namespace {
 
 constexpr uint32_t semaphore_magic = 0x53454d4c;  // "SEML"
 
-cl_int refuse(const char *call, cl_int err, const char *why) {
+cl_int refuse_semaphore_call(const char *call, cl_int err, const char *why) {
     LOG_ERROR("%s: %s", call, why);
     return err;
 }
 
 template <typename T>
-T *fail(cl_int *errcode_ret, cl_int err) {
+T *fail_semaphore(cl_int *errcode_ret, cl_int err) {
     if (errcode_ret) *errcode_ret = err;
     return nullptr;
 }
@@ -41,14 +41,14 @@ cl_int check_enqueue(const char *call, cl_command_queue queue, cl_uint n, const 
     cl_device_id device = nullptr;
     if (next().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS ||
         next().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
-        return refuse(call, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
-    if (n == 0 || !sems) return refuse(call, CL_INVALID_VALUE, "no semaphores given");
+        return refuse_semaphore_call(call, CL_INVALID_COMMAND_QUEUE, "not a valid command queue");
+    if (n == 0 || !sems) return refuse_semaphore_call(call, CL_INVALID_VALUE, "no semaphores given");
     for (cl_uint i = 0; i < n; ++i) {
-        if (!is_layer_semaphore(sems[i])) return refuse(call, CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
+        if (!is_layer_semaphore(sems[i])) return refuse_semaphore_call(call, CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
         if (sems[i]->context != context)
-            return refuse(call, CL_INVALID_CONTEXT, "the queue's context is not the semaphore's");
+            return refuse_semaphore_call(call, CL_INVALID_CONTEXT, "the queue's context is not the semaphore's");
         if (sems[i]->device_listed && sems[i]->device != device)
-            return refuse(call, CL_INVALID_COMMAND_QUEUE, "the queue's device is not the semaphore's device");
+            return refuse_semaphore_call(call, CL_INVALID_COMMAND_QUEUE, "the queue's device is not the semaphore's device");
     }
     return CL_SUCCESS;
 }
@@ -62,22 +62,22 @@ cl_semaphore_khr CL_API_CALL create_semaphore_with_properties(cl_context context
     std::vector<cl_device_id> devices;
     cl_int err = context ? context_devices(context, &devices) : CL_INVALID_CONTEXT;
     if (!context || err != CL_SUCCESS || devices.empty())
-        return fail<_cl_semaphore_khr>(errcode_ret, refuse(call, CL_INVALID_CONTEXT, "not a valid context"));
+        return fail_semaphore<_cl_semaphore_khr>(errcode_ret, refuse_semaphore_call(call, CL_INVALID_CONTEXT, "not a valid context"));
     if (!layer_semaphores_on_device(devices[0]))
-        return fail<_cl_semaphore_khr>(
-                errcode_ret, refuse(call, CL_INVALID_OPERATION,
+        return fail_semaphore<_cl_semaphore_khr>(
+                errcode_ret, refuse_semaphore_call(call, CL_INVALID_OPERATION,
                                     "the platform's ICD has its own semaphores (CLDMABUF_SEMAPHORES=auto): "
                                     "use the function its platform hands out"));
     SemaphoreRequest req;
     const char *why = "";
     err = parse_semaphore_properties(props, devices, can_export_sync_fd(), &req, &why);
-    if (err != CL_SUCCESS) return fail<_cl_semaphore_khr>(errcode_ret, refuse(call, err, why));
+    if (err != CL_SUCCESS) return fail_semaphore<_cl_semaphore_khr>(errcode_ret, refuse_semaphore_call(call, err, why));
     if (req.import_sync_fd && !is_sync_file(req.import_fd))
-        return fail<_cl_semaphore_khr>(errcode_ret,
-                                       refuse(call, CL_INVALID_VALUE, "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR is not a sync_file"));
+        return fail_semaphore<_cl_semaphore_khr>(errcode_ret,
+                                       refuse_semaphore_call(call, CL_INVALID_VALUE, "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR is not a sync_file"));
 
     auto *s = new (std::nothrow) _cl_semaphore_khr;
-    if (!s) return fail<_cl_semaphore_khr>(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+    if (!s) return fail_semaphore<_cl_semaphore_khr>(errcode_ret, CL_OUT_OF_HOST_MEMORY);
     s->dispatch = &ours();
     s->magic = semaphore_magic;
     s->context = context;
@@ -105,7 +105,7 @@ cl_int CL_API_CALL enqueue_wait_semaphores(cl_command_queue queue, cl_uint n, co
         std::lock_guard<std::mutex> l(semaphore_mutex());
         for (cl_uint i = 0; i < n; ++i)
             if (!sems[i]->pending)
-                return refuse(call, CL_INVALID_OPERATION,
+                return refuse_semaphore_call(call, CL_INVALID_OPERATION,
                               "a binary semaphore with no signal enqueued and no sync_fd imported cannot be waited on");
         for (cl_uint i = 0; i < n; ++i) {
             taken.push_back(std::move(sems[i]->pending));
@@ -178,7 +178,7 @@ cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, 
             bool repeated = false;
             for (cl_uint j = 0; j < i; ++j) repeated = repeated || sems[j] == sems[i];
             if (repeated || sems[i]->pending)
-                return refuse(call, CL_INVALID_OPERATION,
+                return refuse_semaphore_call(call, CL_INVALID_OPERATION,
                               "a binary semaphore already signalled or with a signal pending");
         }
         for (cl_uint i = 0; i < n; ++i) sems[i]->pending = made[i];
@@ -216,7 +216,7 @@ cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, 
 
 cl_int CL_API_CALL get_semaphore_info(cl_semaphore_khr s, cl_semaphore_info_khr name, size_t size, void *value,
                                       size_t *size_ret) {
-    if (!is_layer_semaphore(s)) return refuse("clGetSemaphoreInfoKHR", CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
+    if (!is_layer_semaphore(s)) return refuse_semaphore_call("clGetSemaphoreInfoKHR", CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
     switch (name) {
     case CL_SEMAPHORE_CONTEXT_KHR: return answer(&s->context, sizeof s->context, size, value, size_ret);
     case CL_SEMAPHORE_REFERENCE_COUNT_KHR: {
@@ -251,19 +251,19 @@ cl_int CL_API_CALL get_semaphore_info(cl_semaphore_khr s, cl_semaphore_info_khr 
         const cl_bool exportable = s->export_sync_fd ? CL_TRUE : CL_FALSE;
         return answer(&exportable, sizeof exportable, size, value, size_ret);
     }
-    default: return refuse("clGetSemaphoreInfoKHR", CL_INVALID_VALUE, "unknown cl_semaphore_info_khr");
+    default: return refuse_semaphore_call("clGetSemaphoreInfoKHR", CL_INVALID_VALUE, "unknown cl_semaphore_info_khr");
     }
 }
 
 cl_int CL_API_CALL retain_semaphore(cl_semaphore_khr s) {
-    if (!is_layer_semaphore(s)) return refuse("clRetainSemaphoreKHR", CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
+    if (!is_layer_semaphore(s)) return refuse_semaphore_call("clRetainSemaphoreKHR", CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
     s->refs.fetch_add(1);
     return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL release_semaphore(cl_semaphore_khr s) {
     if (!release_semaphore_ref(s))
-        return refuse("clReleaseSemaphoreKHR", CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
+        return refuse_semaphore_call("clReleaseSemaphoreKHR", CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
     return CL_SUCCESS;
 }
 
@@ -271,18 +271,18 @@ cl_int CL_API_CALL get_semaphore_handle_for_type(cl_semaphore_khr s, cl_device_i
                                                  cl_external_semaphore_handle_type_khr type, size_t size,
                                                  void *handle, size_t *size_ret) {
     const char *call = "clGetSemaphoreHandleForTypeKHR";
-    if (!is_layer_semaphore(s)) return refuse(call, CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
-    if (device != s->device) return refuse(call, CL_INVALID_DEVICE, "not the semaphore's device");
+    if (!is_layer_semaphore(s)) return refuse_semaphore_call(call, CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
+    if (device != s->device) return refuse_semaphore_call(call, CL_INVALID_DEVICE, "not the semaphore's device");
     if (type != CL_SEMAPHORE_HANDLE_SYNC_FD_KHR || !s->export_sync_fd)
-        return refuse(call, CL_INVALID_VALUE, "the semaphore was not created exportable as this handle type");
-    if (handle && size < sizeof(int)) return refuse(call, CL_INVALID_VALUE, "handle_size is less than sizeof(int)");
+        return refuse_semaphore_call(call, CL_INVALID_VALUE, "the semaphore was not created exportable as this handle type");
+    if (handle && size < sizeof(int)) return refuse_semaphore_call(call, CL_INVALID_VALUE, "handle_size is less than sizeof(int)");
     if (size_ret) *size_ret = sizeof(int);
     if (!handle) return CL_SUCCESS;
     std::lock_guard<std::mutex> l(semaphore_mutex());
     if (!s->pending || s->pending->sync_fd() < 0)
-        return refuse(call, CL_INVALID_OPERATION, "no signal enqueued to export (a sync_fd is one signal)");
+        return refuse_semaphore_call(call, CL_INVALID_OPERATION, "no signal enqueued to export (a sync_fd is one signal)");
     int fd = s->pending->export_sync_fd();
-    if (fd < 0) return refuse(call, CL_OUT_OF_RESOURCES, "dup of the sync_file failed");
+    if (fd < 0) return refuse_semaphore_call(call, CL_OUT_OF_RESOURCES, "dup of the sync_file failed");
     // Copy transference: the exported signal is the application's now.
     s->pending.reset();
     *static_cast<int *>(handle) = fd;
@@ -292,11 +292,11 @@ cl_int CL_API_CALL get_semaphore_handle_for_type(cl_semaphore_khr s, cl_device_i
 cl_int CL_API_CALL reimport_semaphore_sync_fd(cl_semaphore_khr s, cl_semaphore_reimport_properties_khr *props,
                                               int fd) {
     const char *call = "clReImportSemaphoreSyncFdKHR";
-    if (!is_layer_semaphore(s)) return refuse(call, CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
+    if (!is_layer_semaphore(s)) return refuse_semaphore_call(call, CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
     if (!s->import_sync_fd)
-        return refuse(call, CL_INVALID_SEMAPHORE_KHR, "the semaphore was not created with a sync_fd import");
-    if (props && *props) return refuse(call, CL_INVALID_VALUE, "re-import properties are not supported");
-    if (!is_sync_file(fd)) return refuse(call, CL_INVALID_VALUE, "fd is not a sync_file");
+        return refuse_semaphore_call(call, CL_INVALID_SEMAPHORE_KHR, "the semaphore was not created with a sync_fd import");
+    if (props && *props) return refuse_semaphore_call(call, CL_INVALID_VALUE, "re-import properties are not supported");
+    if (!is_sync_file(fd)) return refuse_semaphore_call(call, CL_INVALID_VALUE, "fd is not a sync_file");
     std::lock_guard<std::mutex> l(semaphore_mutex());
     s->pending = Payload::imported(fd);
     return CL_SUCCESS;

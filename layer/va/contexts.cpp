@@ -125,7 +125,7 @@ void keep(cl_context context, const Request &req) {
              info.allow_tiled ? "; tiled surfaces through the blitter's copy" : "");
 }
 
-cl_context fail(cl_int *errcode_ret, cl_int err) {
+cl_context fail_context(cl_int *errcode_ret, cl_int err) {
     if (errcode_ret) *errcode_ret = err;
     return nullptr;
 }
@@ -139,14 +139,14 @@ cl_context create_context(const cl_context_properties *properties, cl_uint num_d
                           cl_int *errcode_ret, CreateContextFn downstream) {
     Request req;
     parse(properties, &req);
-    if (cl_int err = check_consent(req, "clCreateContext"); err != CL_SUCCESS) return fail(errcode_ret, err);
+    if (cl_int err = check_consent(req, "clCreateContext"); err != CL_SUCCESS) return fail_context(errcode_ret, err);
     if (!req.has_display) return downstream(properties, num_devices, devices, notify, user_data, errcode_ret);
     cl_platform_id platform = req.platform ? req.platform : (devices && num_devices ? device_platform(devices[0]) : nullptr);
     if (icd_has_va(platform)) {
         const std::vector<cl_context_properties> list = without_consent(req);
         return downstream(list.data(), num_devices, devices, notify, user_data, errcode_ret);
     }
-    if (cl_int err = check_display(req, "clCreateContext"); err != CL_SUCCESS) return fail(errcode_ret, err);
+    if (cl_int err = check_display(req, "clCreateContext"); err != CL_SUCCESS) return fail_context(errcode_ret, err);
     const std::vector<cl_context_properties> list = for_icd(req);
     cl_context context = downstream(list.size() > 1 ? list.data() : nullptr, num_devices, devices, notify, user_data,
                                     errcode_ret);
@@ -159,13 +159,13 @@ cl_context create_context_from_type(const cl_context_properties *properties, cl_
                                     void *user_data, cl_int *errcode_ret, CreateContextFromTypeFn downstream) {
     Request req;
     parse(properties, &req);
-    if (cl_int err = check_consent(req, "clCreateContextFromType"); err != CL_SUCCESS) return fail(errcode_ret, err);
+    if (cl_int err = check_consent(req, "clCreateContextFromType"); err != CL_SUCCESS) return fail_context(errcode_ret, err);
     if (!req.has_display) return downstream(properties, type, notify, user_data, errcode_ret);
     if (icd_has_va(req.platform)) {
         const std::vector<cl_context_properties> list = without_consent(req);
         return downstream(list.data(), type, notify, user_data, errcode_ret);
     }
-    if (cl_int err = check_display(req, "clCreateContextFromType"); err != CL_SUCCESS) return fail(errcode_ret, err);
+    if (cl_int err = check_display(req, "clCreateContextFromType"); err != CL_SUCCESS) return fail_context(errcode_ret, err);
     const std::vector<cl_context_properties> list = for_icd(req);
     cl_context context = downstream(list.size() > 1 ? list.data() : nullptr, type, notify, user_data, errcode_ret);
     if (context) keep(context, req);

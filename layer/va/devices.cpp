@@ -27,10 +27,10 @@
 namespace cldmabuf::va {
 namespace {
 
-constexpr const char *what = "clGetDeviceIDsFromVA_APIMediaAdapterINTEL";
+constexpr const char *devices_call = "clGetDeviceIDsFromVA_APIMediaAdapterINTEL";
 
-cl_int refuse(cl_int err, const std::string &why) {
-    LOG_ERROR("%s: %s", what, why.c_str());
+cl_int refuse_devices(cl_int err, const std::string &why) {
+    LOG_ERROR("%s: %s", devices_call, why.c_str());
     return err;
 }
 
@@ -68,31 +68,31 @@ cl_int CL_API_CALL get_device_ids_from_media_adapter(cl_platform_id platform, cl
                                                      cl_uint *num_devices) {
     // NULL is no platform here (an ICD may take it for its own default).
     if (!platform || next().clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, 0, nullptr, nullptr) != CL_SUCCESS)
-        return refuse(CL_INVALID_PLATFORM, "invalid platform");
+        return refuse_devices(CL_INVALID_PLATFORM, "invalid platform");
     if (icd_has_va(platform)) {
         using Fn = decltype(&get_device_ids_from_media_adapter);
-        if (auto icd = reinterpret_cast<Fn>(icd_function(platform, what)))
+        if (auto icd = reinterpret_cast<Fn>(icd_function(platform, devices_call)))
             return icd(platform, source, adapter, set, num_entries, devices, num_devices);
     }
     if (source != CL_VA_API_DISPLAY_INTEL)
-        return refuse(CL_INVALID_VALUE, "media_adapter_type " + std::to_string(source) +
+        return refuse_devices(CL_INVALID_VALUE, "media_adapter_type " + std::to_string(source) +
                                             " is not CL_VA_API_DISPLAY_INTEL");
     if (set != CL_PREFERRED_DEVICES_FOR_VA_API_INTEL && set != CL_ALL_DEVICES_FOR_VA_API_INTEL)
-        return refuse(CL_INVALID_VALUE, "media_adapter_set " + std::to_string(set) + " is not a VA device set");
+        return refuse_devices(CL_INVALID_VALUE, "media_adapter_set " + std::to_string(set) + " is not a VA device set");
     if ((num_entries == 0 && devices) || (!devices && !num_devices))
-        return refuse(CL_INVALID_VALUE, devices ? "num_entries is 0 with devices given"
+        return refuse_devices(CL_INVALID_VALUE, devices ? "num_entries is 0 with devices given"
                                                 : "devices and num_devices are both NULL");
     const Libva *api = libva();
-    if (!api) return refuse(CL_INVALID_VA_API_MEDIA_ADAPTER_INTEL, "libva cannot be loaded");
+    if (!api) return refuse_devices(CL_INVALID_VA_API_MEDIA_ADAPTER_INTEL, "libva cannot be loaded");
     if (!adapter || !api->display_is_valid(adapter))
-        return refuse(CL_INVALID_VA_API_MEDIA_ADAPTER_INTEL, "media_adapter is not a valid VADisplay");
+        return refuse_devices(CL_INVALID_VA_API_MEDIA_ADAPTER_INTEL, "media_adapter is not a valid VADisplay");
     i915::Gen9Info node;
     std::string why;
-    if (cl_int err = display_node(*api, adapter, &node, &why); err != CL_SUCCESS) return refuse(err, why);
+    if (cl_int err = display_node(*api, adapter, &node, &why); err != CL_SUCCESS) return refuse_devices(err, why);
 
     cl_uint count = 0;
     if (cl_int err = next().clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count); err != CL_SUCCESS)
-        return err == CL_DEVICE_NOT_FOUND ? refuse(err, "the platform has no devices") : err;
+        return err == CL_DEVICE_NOT_FOUND ? refuse_devices(err, "the platform has no devices") : err;
     std::vector<cl_device_id> all(count), paired;
     if (cl_int err = next().clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, all.data(), nullptr); err != CL_SUCCESS)
         return err;
@@ -104,7 +104,7 @@ cl_int CL_API_CALL get_device_ids_from_media_adapter(cl_platform_id platform, cl
         else LOG_INFO("va: device %p does not pair with display %p: %s", static_cast<void *>(device), adapter,
                       mismatch.c_str());
     }
-    if (paired.empty()) return refuse(CL_DEVICE_NOT_FOUND, "no device of the platform can reach the display's surfaces");
+    if (paired.empty()) return refuse_devices(CL_DEVICE_NOT_FOUND, "no device of the platform can reach the display's surfaces");
     if (num_devices) *num_devices = static_cast<cl_uint>(paired.size());
     for (cl_uint i = 0; devices && i < num_entries && i < paired.size(); ++i) devices[i] = paired[i];
     return CL_SUCCESS;

@@ -22,10 +22,10 @@
 namespace cldmabuf::va {
 namespace {
 
-constexpr const char *what = "clGetSupportedVA_APIMediaSurfaceFormatsINTEL";
+constexpr const char *query_call = "clGetSupportedVA_APIMediaSurfaceFormatsINTEL";
 
-cl_int refuse(cl_int err, const std::string &why) {
-    LOG_ERROR("%s: %s", what, why.c_str());
+cl_int refuse_query(cl_int err, const std::string &why) {
+    LOG_ERROR("%s: %s", query_call, why.c_str());
     return err;
 }
 
@@ -48,26 +48,26 @@ cl_int CL_API_CALL get_supported_media_surface_formats(cl_context context, cl_me
                                                        cl_uint num_entries, ImageFormat *formats,
                                                        cl_uint *num_formats) {
     if (!context || next().clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, 0, nullptr, nullptr) != CL_SUCCESS)
-        return refuse(CL_INVALID_CONTEXT, "invalid context");
+        return refuse_query(CL_INVALID_CONTEXT, "invalid context");
     VaContext shared;
     if (!find_context(context, &shared)) {
         const cl_platform_id platform = context_platform(context);
         if (icd_has_va(platform)) {
             using Fn = decltype(&get_supported_media_surface_formats);
-            if (auto icd = reinterpret_cast<Fn>(icd_function(platform, what)))
+            if (auto icd = reinterpret_cast<Fn>(icd_function(platform, query_call)))
                 return icd(context, flags, image_type, plane, num_entries, formats, num_formats);
-            return refuse(CL_INVALID_CONTEXT, "the ICD shares VA-API surfaces itself and has no format query");
+            return refuse_query(CL_INVALID_CONTEXT, "the ICD shares VA-API surfaces itself and has no format query");
         }
-        return refuse(CL_INVALID_CONTEXT, "the context was not created with CL_CONTEXT_VA_API_DISPLAY_INTEL");
+        return refuse_query(CL_INVALID_CONTEXT, "the context was not created with CL_CONTEXT_VA_API_DISPLAY_INTEL");
     }
     if (flags != CL_MEM_READ_WRITE && flags != CL_MEM_READ_ONLY && flags != CL_MEM_WRITE_ONLY &&
         flags != CL_MEM_KERNEL_READ_AND_WRITE)
-        return refuse(CL_INVALID_VALUE, "flags must be one of CL_MEM_READ_WRITE, CL_MEM_READ_ONLY, "
+        return refuse_query(CL_INVALID_VALUE, "flags must be one of CL_MEM_READ_WRITE, CL_MEM_READ_ONLY, "
                                         "CL_MEM_WRITE_ONLY, CL_MEM_KERNEL_READ_AND_WRITE");
     if (!image_type_valid(image_type))
-        return refuse(CL_INVALID_VALUE, "image_type " + std::to_string(image_type) + " is not an image type");
-    if (num_entries == 0 && formats) return refuse(CL_INVALID_VALUE, "num_entries is 0 and va_api_formats is not NULL");
-    if (!formats && !num_formats) return refuse(CL_INVALID_VALUE, "va_api_formats and num_surface_formats are both NULL");
+        return refuse_query(CL_INVALID_VALUE, "image_type " + std::to_string(image_type) + " is not an image type");
+    if (num_entries == 0 && formats) return refuse_query(CL_INVALID_VALUE, "num_entries is 0 and va_api_formats is not NULL");
+    if (!formats && !num_formats) return refuse_query(CL_INVALID_VALUE, "va_api_formats and num_surface_formats are both NULL");
 
     std::vector<ImageFormat> list;
     if (image_type == CL_MEM_OBJECT_IMAGE2D) {

@@ -11,7 +11,7 @@ namespace cldmabuf::va {
 namespace {
 
 template <typename Fn>
-bool load(void *lib, const char *name, Fn *out) {
+bool load_symbol(void *lib, const char *name, Fn *out) {
     *out = reinterpret_cast<Fn>(dlsym(lib, name));
     return *out != nullptr;
 }
@@ -30,12 +30,12 @@ void load_libva() {
         LOG_INFO("va: %s not loadable (%s): cl_intel_va_api_media_sharing is not offered", name, dlerror());
         return;
     }
-    const bool ok = load(lib, "vaDisplayIsValid", &loaded.display_is_valid) &&
-                    load(lib, "vaExportSurfaceHandle", &loaded.export_surface_handle) &&
-                    load(lib, "vaSyncSurface", &loaded.sync_surface) &&
-                    load(lib, "vaCreateSurfaces", &loaded.create_surfaces) &&
-                    load(lib, "vaDestroySurfaces", &loaded.destroy_surfaces) &&
-                    load(lib, "vaErrorStr", &loaded.error_str);
+    const bool ok = load_symbol(lib, "vaDisplayIsValid", &loaded.display_is_valid) &&
+                    load_symbol(lib, "vaExportSurfaceHandle", &loaded.export_surface_handle) &&
+                    load_symbol(lib, "vaSyncSurface", &loaded.sync_surface) &&
+                    load_symbol(lib, "vaCreateSurfaces", &loaded.create_surfaces) &&
+                    load_symbol(lib, "vaDestroySurfaces", &loaded.destroy_surfaces) &&
+                    load_symbol(lib, "vaErrorStr", &loaded.error_str);
     if (!ok) {
         // libva < 2.1 has no vaExportSurfaceHandle.
         LOG_WARN("va: %s lacks a function the layer needs (libva >= 2.1): cl_intel_va_api_media_sharing is not "
@@ -43,7 +43,7 @@ void load_libva() {
         dlclose(lib);
         return;
     }
-    load(lib, "vaSyncSurface2", &loaded.sync_surface2);
+    load_symbol(lib, "vaSyncSurface2", &loaded.sync_surface2);
     available = true;  // kept loaded for the process: the application's displays live in it
 }
 

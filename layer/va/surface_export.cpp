@@ -7,7 +7,7 @@
 namespace cldmabuf::va {
 namespace {
 
-constexpr uint32_t fourcc(char a, char b, char c, char d) {
+constexpr uint32_t fourcc_of(char a, char b, char c, char d) {
     return uint32_t(uint8_t(a)) | uint32_t(uint8_t(b)) << 8 | uint32_t(uint8_t(c)) << 16 | uint32_t(uint8_t(d)) << 24;
 }
 
@@ -20,24 +20,24 @@ struct LayerFormat {
     cl_channel_type type;
 };
 constexpr LayerFormat layer_formats[] = {
-    {fourcc('R', '8', ' ', ' '), CL_R, CL_UNORM_INT8},
-    {fourcc('G', 'R', '8', '8'), CL_RG, CL_UNORM_INT8},
-    {fourcc('R', '1', '6', ' '), CL_R, CL_UNORM_INT16},
-    {fourcc('G', 'R', '3', '2'), CL_RG, CL_UNORM_INT16},  // DRM_FORMAT_GR1616
-    {fourcc('A', 'R', '2', '4'), CL_BGRA, CL_UNORM_INT8},  // ARGB8888: B, G, R, A in memory
-    {fourcc('X', 'R', '2', '4'), CL_BGRA, CL_UNORM_INT8},
-    {fourcc('A', 'B', '2', '4'), CL_RGBA, CL_UNORM_INT8},  // ABGR8888: R, G, B, A in memory
-    {fourcc('X', 'B', '2', '4'), CL_RGBA, CL_UNORM_INT8},
+    {fourcc_of('R', '8', ' ', ' '), CL_R, CL_UNORM_INT8},
+    {fourcc_of('G', 'R', '8', '8'), CL_RG, CL_UNORM_INT8},
+    {fourcc_of('R', '1', '6', ' '), CL_R, CL_UNORM_INT16},
+    {fourcc_of('G', 'R', '3', '2'), CL_RG, CL_UNORM_INT16},  // DRM_FORMAT_GR1616
+    {fourcc_of('A', 'R', '2', '4'), CL_BGRA, CL_UNORM_INT8},  // ARGB8888: B, G, R, A in memory
+    {fourcc_of('X', 'R', '2', '4'), CL_BGRA, CL_UNORM_INT8},
+    {fourcc_of('A', 'B', '2', '4'), CL_RGBA, CL_UNORM_INT8},  // ABGR8888: R, G, B, A in memory
+    {fourcc_of('X', 'B', '2', '4'), CL_RGBA, CL_UNORM_INT8},
 };
 
 // Surface fourccs whose planes after the first are subsampled 2x2 (4:2:0).
 bool chroma_420(uint32_t surface_fourcc) {
-    return surface_fourcc == fourcc('N', 'V', '1', '2') || surface_fourcc == fourcc('P', '0', '1', '0') ||
-           surface_fourcc == fourcc('P', '0', '1', '6') || surface_fourcc == fourcc('Y', 'V', '1', '2') ||
-           surface_fourcc == fourcc('I', '4', '2', '0');
+    return surface_fourcc == fourcc_of('N', 'V', '1', '2') || surface_fourcc == fourcc_of('P', '0', '1', '0') ||
+           surface_fourcc == fourcc_of('P', '0', '1', '6') || surface_fourcc == fourcc_of('Y', 'V', '1', '2') ||
+           surface_fourcc == fourcc_of('I', '4', '2', '0');
 }
 
-std::string fourcc_text(uint32_t f) {
+std::string drm_format_text(uint32_t f) {
     char s[5] = {char(f), char(f >> 8), char(f >> 16), char(f >> 24), 0};
     return s;
 }
@@ -79,7 +79,7 @@ bool drm_plane_format(uint32_t drm, cl_image_format *out) {
 
 cl_int plane_image(const PrimeDescriptor &desc, cl_uint plane, PlaneImage *out, std::string *why) {
     if (plane >= desc.num_layers || plane >= 4) {
-        *why = "plane " + std::to_string(plane) + " does not exist: the " + fourcc_text(desc.fourcc) +
+        *why = "plane " + std::to_string(plane) + " does not exist: the " + drm_format_text(desc.fourcc) +
                " surface has " + std::to_string(desc.num_layers) + " plane(s)";
         return CL_INVALID_VALUE;
     }
@@ -90,7 +90,7 @@ cl_int plane_image(const PrimeDescriptor &desc, cl_uint plane, PlaneImage *out, 
         return CL_INVALID_VA_API_MEDIA_SURFACE_INTEL;
     }
     if (!drm_plane_format(layer.drm_format, &out->format)) {
-        *why = "plane " + std::to_string(plane) + " has DRM format " + fourcc_text(layer.drm_format) +
+        *why = "plane " + std::to_string(plane) + " has DRM format " + drm_format_text(layer.drm_format) +
                ", which no OpenCL image format matches";
         return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
     }

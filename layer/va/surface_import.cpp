@@ -26,10 +26,10 @@
 namespace cldmabuf::va {
 namespace {
 
-constexpr const char *what = "clCreateFromVA_APIMediaSurfaceINTEL";
+constexpr const char *import_call = "clCreateFromVA_APIMediaSurfaceINTEL";
 
-cl_mem fail(cl_int *errcode_ret, cl_int err, const std::string &why) {
-    return refuse_import(errcode_ret, err, what, why);
+cl_mem fail_import(cl_int *errcode_ret, cl_int err, const std::string &why) {
+    return refuse_import(errcode_ret, err, import_call, why);
 }
 
 // The export's access from the image's: a read-only image never writes.
@@ -44,35 +44,35 @@ uint32_t export_access(cl_mem_flags flags) {
 cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags flags, VASurfaceID *surface,
                                              cl_uint plane, cl_int *errcode_ret) {
     if (!context || next().clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, 0, nullptr, nullptr) != CL_SUCCESS)
-        return fail(errcode_ret, CL_INVALID_CONTEXT, "invalid context");
+        return fail_import(errcode_ret, CL_INVALID_CONTEXT, "invalid context");
     VaContext shared;
     if (!find_context(context, &shared)) {
         const cl_platform_id platform = context_platform(context);
         if (icd_has_va(platform)) {
             using Fn = decltype(&create_from_media_surface);
-            if (auto icd = reinterpret_cast<Fn>(icd_function(platform, what)))
+            if (auto icd = reinterpret_cast<Fn>(icd_function(platform, import_call)))
                 return fresh_mem(icd(context, flags, surface, plane, errcode_ret));
         }
-        return fail(errcode_ret, CL_INVALID_CONTEXT, "the context was not created with CL_CONTEXT_VA_API_DISPLAY_INTEL");
+        return fail_import(errcode_ret, CL_INVALID_CONTEXT, "the context was not created with CL_CONTEXT_VA_API_DISPLAY_INTEL");
     }
     const cl_mem_flags access = flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_READ_WRITE);
     if (flags != access || (access != CL_MEM_READ_ONLY && access != CL_MEM_WRITE_ONLY && access != CL_MEM_READ_WRITE))
-        return fail(errcode_ret, CL_INVALID_VALUE,
+        return fail_import(errcode_ret, CL_INVALID_VALUE,
                     "flags must be exactly one of CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE");
-    if (!surface) return fail(errcode_ret, CL_INVALID_VA_API_MEDIA_SURFACE_INTEL, "surface is NULL");
+    if (!surface) return fail_import(errcode_ret, CL_INVALID_VA_API_MEDIA_SURFACE_INTEL, "surface is NULL");
     const Libva *api = libva();
-    if (!api) return fail(errcode_ret, CL_INVALID_OPERATION, "libva cannot be loaded");
+    if (!api) return fail_import(errcode_ret, CL_INVALID_OPERATION, "libva cannot be loaded");
 
     ExportedSurface exported;
     if (VAStatus st = export_surface(*api, shared.display, *surface, export_access(flags), &exported);
         st != kVaSuccess)
-        return fail(errcode_ret, CL_INVALID_VA_API_MEDIA_SURFACE_INTEL,
+        return fail_import(errcode_ret, CL_INVALID_VA_API_MEDIA_SURFACE_INTEL,
                     "vaExportSurfaceHandle of surface " + std::to_string(*surface) + " failed: " +
                         status_text(*api, st));
     PlaneImage image;
     std::string why;
     if (cl_int err = plane_image(exported.desc, plane, &image, &why); err != CL_SUCCESS)
-        return fail(errcode_ret, err, "surface " + std::to_string(*surface) + ": " + why);
+        return fail_import(errcode_ret, err, "surface " + std::to_string(*surface) + ": " + why);
 
     // The import takes the plane's fd; the other objects' fds close with `exported`.
     const int fd = exported.take_fd(image.object);
@@ -120,7 +120,7 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
     entry->import = import;
     entry->layer_import = import != nullptr;
     remember_image(mem, entry);
-    LOG_INFO("%s: surface %u plane %u (%zux%zu, pitch %zu, offset %zu) imported as %p", what, *surface, plane,
+    LOG_INFO("%s: surface %u plane %u (%zux%zu, pitch %zu, offset %zu) imported as %p", import_call, *surface, plane,
              image.width, image.height, image.pitch, image.offset, static_cast<void *>(mem));
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return mem;
