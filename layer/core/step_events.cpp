@@ -38,7 +38,7 @@ std::mutex watched_mutex;
 auto *watched = new std::vector<Watched>;
 std::atomic<size_t> watched_count{0};
 
-bool ended(cl_event barrier) {
+bool barrier_ended(cl_event barrier) {
     cl_int status = CL_QUEUED;
     // An event the ICD no longer answers for cannot be waited on: let it go.
     if (next().clGetEventInfo(barrier, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
@@ -85,7 +85,7 @@ void sweep_step_events() {
     }
     std::vector<Watched> still;
     for (const Watched &w : all) {
-        if (ended(w.barrier)) let_go(w);
+        if (barrier_ended(w.barrier)) let_go(w);
         else still.push_back(w);
     }
     if (still.empty()) return;
