@@ -3,7 +3,7 @@
 // ICD in manual mode and CLDMABUF_DEBUG=worker-manual, nothing else happens
 // unless a step is chosen: the ICD's steps (a command, a callback, a
 // destructor) and the layer's worker jobs.  One schedule is the list of
-// choices; search.cpp enumerates them, one fresh process per schedule.
+// choices; main.cpp enumerates them, one fresh process per schedule.
 #pragma once
 
 #define CL_TARGET_OPENCL_VERSION 300
@@ -28,6 +28,7 @@ struct World {
     cl_device_id device = nullptr;
     cl_context context = nullptr;
     cl_command_queue queue = nullptr;
+    cl_command_queue other = nullptr;  // a second in-order queue, where a scenario opens one
     clEnqueueAcquireExternalMemObjectsKHR_fn acquire = nullptr;
     clEnqueueReleaseExternalMemObjectsKHR_fn release = nullptr;
     std::map<std::string, cl_event> events;  // by name; released by release_all()
@@ -65,7 +66,11 @@ struct Scenario {
     std::function<void(World &)> between;       // at each point between two steps of the program (may be empty)
 };
 
+// Every scenario (scenarios.cpp), those of scenarios_two_queues.cpp and
+// scenarios_fast_paths.cpp among them.
 const std::vector<Scenario> &scenarios();
+std::vector<Scenario> two_queue_scenarios();
+std::vector<Scenario> fast_path_scenarios();
 
 // How a child picks among the runnable steps: the prefix first, then the
 // first step (a depth-first search) or a seeded random one (a sample).

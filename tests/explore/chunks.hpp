@@ -1,0 +1,60 @@
+// What the scenarios are made of: the world they open (a context, one or two
+// in-order queues, a dma-buf of the virtual Gen9 the CPU filled with v0, its
+// imports), the chunks of their programs, and the checks between steps and
+// after the last one.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "explorer.hpp"
+
+namespace explore {
+
+constexpr size_t kBytes = 4096;
+constexpr size_t kWords = kBytes / 4;
+
+// v0 (the CPU's, before), v1, v2; one process per schedule, so a global.
+extern uint32_t values[3][kWords];
+
+// The platform's device, a context, queue 0, a fresh dma-buf the CPU filled
+// with v0, and the fds open before it.
+void open_world(World &w);
+// Queue 1, in order like queue 0.
+void open_second_queue(World &w);
+// An import of the dma-buf (a dup of its fd), named.
+void import(World &w, const std::string &name);
+
+cl_int status(cl_event e);
+std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> layer_stats(World &w);
+// DMA_BUF_IOCTL_SYNC END calls the virtual Gen9 has seen on its dma-bufs.
+uint64_t sync_ends();
+
+// ---- the chunks (q: 0 or 1, the queue) ----
+Chunk user_event(const std::string &name);
+Chunk acquire(const std::string &mem, const std::string &ev, const std::string &after, int q = 0);
+// Words [first, first + count) of v written to `mem`.
+Chunk write(const std::string &mem, int v, const std::string &ev, int q = 0, size_t first = 0,
+            size_t count = kWords);
+Chunk release(const std::string &mem, const std::string &ev, int q = 0);
+Chunk complete(const std::string &ev, cl_int st);
+// clFinish on queue q, then the status each named event must have.
+Chunk finish(std::map<std::string, bool> must_complete, bool must_succeed, int q = 0);
+// clFinish on queue 0 must report a failure: `ev` failed and nothing since.
+Chunk finish_reporting(const std::string &ev);
+Chunk release_everything();
+
+// ---- the checks ----
+// Between two steps: while `acq` has completed (the dma-buf is OpenCL's) and
+// `write` has not, an implicit-sync consumer must see a writer's fence.
+void fence_while_writing(World &w, const std::string &acq, const std::string &write);
+// After every step ended: the CPU reads `expected` from the dma-buf; the fds
+// and the ICD's buffers and events are back to none.
+void check_end(World &w, const uint32_t *expected);
+inline void check_end(World &w, int v) { check_end(w, values[v]); }
+
+}  // namespace explore
