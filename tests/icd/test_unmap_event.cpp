@@ -6,6 +6,7 @@
 // Gen9, whose DMA_BUF_IOCTL_SYNC the test fails with EAGAIN: the layer
 // retries it for about 0.6 s (kernel_ioctl_retry), then END fails.
 #include <linux/dma-buf.h>
+#include <sys/ioctl.h>  // _IOW in DMA_BUF_IOCTL_SYNC (x86-64 headers pulled it in by chance; arm64 did not)
 
 #include <catch2/catch_test_macros.hpp>
 #include <cerrno>
