@@ -7,7 +7,6 @@
 // fast paths come back.  Suites testicd-terminated and
 // testicd-terminated-no-callbacks, dma-bufs and sw_sync fences from the
 // virtual Gen9.
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "CL/cl_ext_cldmabuf.h"
+#include "settled_counts.hpp"
 #include "test_dmabufs.hpp"
 #include "test_handoff.hpp"
 
@@ -32,38 +32,10 @@ struct Counts {
     bool operator==(const Counts &) const = default;
 };
 
-int open_fds() {
-    int n = 0;
-    if (DIR *d = opendir("/proc/self/fd")) {
-        while (readdir(d)) ++n;
-        closedir(d);
-    }
-    return n;
-}
-
-// The mapping cache's parked mappings (one fd each, kept by design).
-int parked(const Env &env) {
-    cl_ulong s[CL_STATS_COUNT_CLDMABUF] = {};
-    if (clGetPlatformInfo(env.platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s, nullptr) != CL_SUCCESS) return 0;
-    return static_cast<int>(s[CL_STATS_PARKED_MAPPINGS_CLDMABUF]);
-}
-
-// The fds less the parked mappings, both of one moment (the cache's reaper
-// may drop some between the reads).
-int unparked_fds(const Env &env) {
-    int n = 0;
-    for (int i = 0; i < 50; ++i) {
-        const int p = parked(env);
-        n = open_fds() - p;
-        if (parked(env) == p) break;
-    }
-    return n;
-}
-
 Counts counts(const Env &env) {
     cl_ulong v[4] = {};
     REQUIRE(clGetPlatformInfo(env.platform, kState, sizeof v, v, nullptr) == CL_SUCCESS);
-    return {v[2], v[3], unparked_fds(env)};
+    return {v[2], v[3], cldmabuf::test::unparked_fds_now(env.platform)};
 }
 
 // The counts as soon as they equal `expected`, or as they stand after 3 s

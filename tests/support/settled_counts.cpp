@@ -59,6 +59,11 @@ int unparked_fds() { return unparked(count_open_fds); }
 int unparked_mappings() { return unparked(count_mappings); }
 }  // namespace
 
+int unparked_fds_now(cl_platform_id platform) {
+    counted_platform = platform;
+    return unparked_fds();
+}
+
 int settled_fds(cl_platform_id platform) {
     counted_platform = platform;
     return settled_count(platform, unparked_fds);

@@ -27,5 +27,7 @@ int settled_fds(cl_platform_id platform);
 int settled_mappings(cl_platform_id platform);
 // The mapping cache's parked mappings now (0 without the layer).
 int parked_mappings(cl_platform_id platform);
+// The open fds now less the parked mappings, both of one moment (not settled).
+int unparked_fds_now(cl_platform_id platform);
 
 }  // namespace cldmabuf::test
