@@ -213,7 +213,7 @@ TEST_CASE("releasing the last reference closes the fd and unmaps; destructor cal
         REQUIRE(wait_for_destructors(1));
     }
     const int fds_before = settled_fds();
-    const int maps_before = count_mappings();
+    const int maps_before = unparked_mappings();
     cl_mem mem = import_buffer(env, buf, 1 << 20);
     CHECK(count_mappings() > maps_before);  // the layer's mapping of the dma-buf
     destructor_calls = 0;
@@ -243,6 +243,8 @@ TEST_CASE("releasing the last reference closes the fd and unmaps; destructor cal
     CHECK(eventually([&] { return !fd_is_open(fd); }));
     // The dma-buf fd went with the object.  "<=": an exporter may drop its own
     // fds too when the last reference goes (the virtual Gen9's memfd does).
-    CHECK(eventually([&] { return count_open_fds() <= fds_before - 1; }));
-    CHECK(eventually([&] { return count_mappings() <= maps_before; }));
+    // A mapping the cache parked (one fd, one mapping, by design) is not the
+    // import's: left out (layer/dmabuf/mapping_cache.hpp).
+    CHECK(eventually([&] { return unparked_fds() <= fds_before - 1; }));
+    CHECK(eventually([&] { return unparked_mappings() <= maps_before; }));
 }

@@ -99,46 +99,60 @@ TEST_CASE("an acquire whose wait list failed is resolved: fd closed, the dma-buf
     REQUIRE(clSetUserEventStatus(u, -1) == CL_SUCCESS);
 
     // (d) The failure is reported once: on the acquire's event, by clFinish
-    // at most once; then the queue finishes clean.
+    // at most once; then the queue finishes clean.  Not on rusticl: its
+    // queue keeps the first failed wait list's status for good (its queue
+    // thread fails every later command of the queue), which an application
+    // meets without the layer as well; there the rounds below go to a fresh
+    // queue, and the rest is checked as elsewhere.
+    const bool rusticl = platform_string(env.platform, CL_PLATFORM_NAME).find("rusticl") != std::string::npos;
     const cl_int first = clFinish(env.queue);
     INFO("first clFinish " << first);
-    CHECK((first == CL_SUCCESS || first == CL_OUT_OF_RESOURCES));
     CHECK(status_of(acq) < 0);
-    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    cl_command_queue q = env.queue;
+    if (rusticl) {
+        CHECK(first < 0);
+        cl_int err = CL_SUCCESS;
+        q = clCreateCommandQueueWithProperties(env.context, env.device, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+    } else {
+        CHECK((first == CL_SUCCESS || first == CL_OUT_OF_RESOURCES));
+        CHECK(clFinish(q) == CL_SUCCESS);
+    }
     clReleaseEvent(acq);
     clReleaseEvent(rel);
     clReleaseEvent(u);
 
     // (a) The import's fd goes with its last release.
     clReleaseMemObject(x);
-    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(clFinish(q) == CL_SUCCESS);
     CHECK(closes_soon(owned_fd));
 
     // (b) A new import of the same dma-buf: its queued release's fence is in
     // the dma-buf until the release ran, as on a fresh dma-buf.
     cl_mem y = import_fd(env, fcntl(watch, F_DUPFD_CLOEXEC, 0));
-    REQUIRE(env.acquire(env.queue, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(clEnqueueFillBuffer(env.queue, y, &pattern, sizeof pattern, 0, kSize, 0, nullptr, nullptr) ==
+    REQUIRE(env.acquire(q, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clEnqueueFillBuffer(q, y, &pattern, sizeof pattern, 0, kSize, 0, nullptr, nullptr) ==
             CL_SUCCESS);
     cl_event g = user_event(env);
-    REQUIRE(env.release(env.queue, 1, &y, 1, &g, &rel) == CL_SUCCESS);
+    REQUIRE(env.release(q, 1, &y, 1, &g, &rel) == CL_SUCCESS);
     if (fences) CHECK(writer_pending(watch));
     REQUIRE(clSetUserEventStatus(g, CL_COMPLETE) == CL_SUCCESS);
     CHECK(clWaitForEvents(1, &rel) == CL_SUCCESS);
-    CHECK(clFinish(env.queue) == CL_SUCCESS);  // (d) a round whose own commands succeeded
+    CHECK(clFinish(q) == CL_SUCCESS);  // (d) a round whose own commands succeeded
     CHECK_FALSE(writer_pending(watch));
     clReleaseEvent(rel);
     clReleaseEvent(g);
 
     // (c) The quiet queue's fast path is back: nothing of the failed round is unfinished.
     const cl_ulong quiet = layer_stats(env.platform)[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
-    REQUIRE(env.acquire(env.queue, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
-    REQUIRE(env.release(env.queue, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(env.acquire(q, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(env.release(q, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
     CHECK(layer_stats(env.platform)[CL_STATS_QUIET_HANDOFFS_CLDMABUF] == quiet + 2);
-    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(clFinish(q) == CL_SUCCESS);
 
     clReleaseMemObject(y);
-    CHECK(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(clFinish(q) == CL_SUCCESS);
+    if (q != env.queue) clReleaseCommandQueue(q);
     close(watch);
     // `watch` closed too; fewer where a fence of the layer's (its timeline's
     // fd) was still open at the first count.
