@@ -113,10 +113,6 @@ void run_front(cl_command_queue q, Later &later) {
     failed |= q->behind_failure;
     if (failed && config().fail_queue_behind) q->behind_failure = true;
     cmd->event->times[2] = now_ns();
-    if (failed && config().no_terminated_callbacks) {
-        cmd->event->terminated = true;
-        cmd->event->callbacks.clear();
-    }
     cl_int result = failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : cmd->work();
     set_status(cmd->event, result == CL_SUCCESS ? CL_COMPLETE : result, later);
     for (cl_event w : cmd->waits) release_event_locked(w);
@@ -271,7 +267,7 @@ cl_int CL_API_CALL set_event_callback(cl_event ev, cl_int when, void(CL_CALLBACK
         std::lock_guard guard(lock());
         if (!valid(ev, Kind::event)) return CL_INVALID_EVENT;
         if (!fn || (when != CL_COMPLETE && when != CL_RUNNING && when != CL_SUBMITTED)) return CL_INVALID_VALUE;
-        if (ev->terminated) return CL_SUCCESS;  // no_terminated_callbacks: never called
+        if (drops_callbacks(ev, ev->status)) return CL_SUCCESS;  // no_terminated_callbacks: never called
         ev->callbacks.push_back({when, fn, data});
         if (ev->status <= when) set_status(ev, ev->status, later);
     }

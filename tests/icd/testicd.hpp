@@ -207,7 +207,6 @@ struct _cl_event : testicd::Object {
         void *data;
     };
     std::vector<Callback> callbacks;
-    bool terminated = false;  // failed because of its wait list (no_terminated_callbacks)
 };
 
 struct _cl_semaphore_khr : testicd::Object {};
