@@ -137,13 +137,25 @@ TEST_CASE("fd ownership: a number the application closed and reused for another 
     const int fd = buf.release_fd();
     cl_mem mem = import_fd(env, fd, 8192);
     REQUIRE(close(fd) == 0);
-    // Another file at the same number.
-    int other = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    REQUIRE(other >= 0);
-    if (other != fd) {
-        REQUIRE(dup3(other, fd, O_CLOEXEC) == fd);
-        close(other);
+    // Another file at the same number. Opened until the kernel hands out that
+    // number (it gives the lowest free one) rather than dup3 onto it: the
+    // mapping cache's reaper and the ICD's threads open files of their own,
+    // and dup3 onto a number another thread is installing fails with EBUSY
+    // (or, a moment later, would close that thread's file).
+    std::vector<int> spares;
+    bool got = false;
+    for (int i = 0; i < 256 && !got; ++i) {
+        const int o = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        REQUIRE(o >= 0);
+        if (o == fd) {
+            got = true;
+        } else {
+            spares.push_back(o);  // held, so the next open takes the next lowest free number
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
     }
+    for (const int o : spares) close(o);
+    REQUIRE(got);
     const auto before = identity(fd);
     destroy(env, mem);
     REQUIRE(fd_is_open(fd));
