@@ -258,6 +258,7 @@ TEST_CASE("semaphores: sync_fd export of a pending signal, import into another s
     if (!can_export(env)) SKIP("no sync_fd export here (neither sw_sync nor vgem)");
     Sem sem(env);
     const int fds_before = count_open_fds();
+    const std::string fd_list_before = cldmabuf::test::describe_open_fds();
     cl_semaphore_khr a = sem.make(env, /*exportable=*/true);
     int fd = -1;
     size_t size = 0;
@@ -297,6 +298,7 @@ TEST_CASE("semaphores: sync_fd export of a pending signal, import into another s
     // Every sync_file and timeline closed, once the worker dropped the steps
     // (it may still be unwinding the last one when clFinish returns).
     for (int i = 0; i < 400 && count_open_fds() != fds_before; ++i) usleep(5000);
+    INFO("open before:\n" << fd_list_before << "open after:\n" << cldmabuf::test::describe_open_fds());
     CHECK(count_open_fds() == fds_before);
 }
 

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -40,5 +41,21 @@ int count_mappings() {
 }
 
 bool fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+std::string describe_open_fds() {
+    std::string out;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return "(no /proc/self/fd)\n";
+    const int own = dirfd(dir);
+    while (dirent *e = readdir(dir)) {
+        if (e->d_name[0] == '.' || std::stoi(e->d_name) == own) continue;
+        char target[256] = {};
+        const std::string link = std::string("/proc/self/fd/") + e->d_name;
+        const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+        out += std::string(e->d_name) + " -> " + (n > 0 ? std::string(target, static_cast<size_t>(n)) : "?") + "\n";
+    }
+    closedir(dir);
+    return out;
+}
 
 }  // namespace cldmabuf::test
