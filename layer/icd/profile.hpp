@@ -6,7 +6,8 @@
 // called, layer/icd/slots), how a failed host step reaches it, whether it
 // has semaphores and GL/EGL sharing of its own, and how long a handoff's
 // marker is watched.  These are built here, from next() queries, the first
-// time each is read (so each is asked, and logged, when it was before).
+// time each is read (so each is asked, and logged, once, when a feature
+// first needs it).
 //
 // A device's profile (keyed by the root device: root devices live as long
 // as their platform, sub-devices' addresses are reused) holds what a
