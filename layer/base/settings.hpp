@@ -48,7 +48,8 @@ const SettingSpec *find_setting(std::string_view env_name);
 std::string setting_file_key(const SettingSpec &spec);
 // "auto, zero-copy, copy" / "an integer 0..3599999": for refusal lines and the docs.
 std::string setting_accepted(const SettingSpec &spec);
-// The docs table (docs/user-guide.md, "## Settings"), one row per setting.
+// The docs table (docs/user-guide.md, "## Settings"), one row per user
+// setting: CLDMABUF_DEBUG, the tests' row, is documented in tests/README.md.
 std::string settings_markdown();
 
 // The drop-in for std::getenv("CLDMABUF_..."): the validated value from the
@@ -97,12 +98,14 @@ void reload_settings(const SettingsInputs &in);
 // list is read with the other settings, at load; an unknown word gets one
 // log line naming it and the known words, and the other words still apply.
 // A word outweighs the user setting it bends (zero-copy-fail over
-// CLDMABUF_ZERO_COPY_CHECK, semaphores-force over CLDMABUF_SEMAPHORES).
+// CLDMABUF_ZERO_COPY_CHECK, semaphores-force over CLDMABUF_SEMAPHORES,
+// egl-force over CLDMABUF_EGL).
 enum class DebugWord : unsigned {
     egl_force_copy = 1u << 0,    // every EGL export taken as tiled: the GPU copy path (layer/egl)
     zero_copy_fail = 1u << 1,    // every zero-copy check reports a copying ICD (layer/import)
     semaphores_force = 1u << 2,  // the layer's cl_khr_semaphore over an ICD's own (layer/sync)
     worker_manual = 1u << 3,     // worker jobs wait until a test runs each one (layer/core/worker)
+    egl_force = 1u << 4,         // the layer's GL/EGL calls over an ICD's own (layer/egl)
 };
 
 struct DebugWordSpec {

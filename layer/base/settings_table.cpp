@@ -57,8 +57,8 @@ const SettingSpec table[] = {
     {"CLDMABUF_ALLOC_EXPORTER", K::word, "auto|i915|dma-heap|udmabuf", 0, 0, "`auto`",
      "the exporters `CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF` may use: `auto` tries i915 GEM, then the system dma-heap, "
      "then udmabuf; a name allows that one only ([allocator.md](allocator.md))"},
-    {"CLDMABUF_EGL", K::word, "auto|force|off", 0, 0, "`auto`",
-     "`force` takes the GL/EGL calls over even where the ICD has them; `off` leaves EGL interop out "
+    {"CLDMABUF_EGL", K::word, "auto|off", 0, 0, "`auto`",
+     "`auto`: the layer serves the GL/EGL calls where the ICD does not; `off` leaves EGL interop out "
      "([egl.md](egl.md))"},
     {"CLDMABUF_EGL_LIB", K::path, nullptr, 0, 0, "`libEGL.so.1`", "the libEGL to load (a path or a library name)"},
     {"CLDMABUF_VA_LIBRARY", K::path, nullptr, 0, 0, "`libva.so.2`",
@@ -68,7 +68,8 @@ const SettingSpec table[] = {
     {"CLDMABUF_EXPLICIT_FENCES", K::word, "auto|off", 0, 0, "`auto`",
      "acquire waits on the dma-buf's fences as one sync_file and release puts its own fence into written "
      "dma-bufs where the kernel allows; `off` polls and attaches nothing ([semaphores.md](semaphores.md))"},
-    // Last: not a user's decision, the tests' instruments (debug_word_table below).
+    // Last: not a user's decision but the tests' instruments (debug_word_table
+    // below), so not in the user guide's table either.
     {"CLDMABUF_DEBUG", K::debug, nullptr, 0, 0, "none",
      "test instruments, not for users: each word makes the layer take a path a test must reach "
      "([tests/README.md](../tests/README.md), \"CLDMABUF_DEBUG\")",
@@ -88,6 +89,8 @@ const DebugWordSpec debug_words[] = {
     {"worker-manual", DebugWord::worker_manual, false,
      "a worker job waits, held, until a test runs it (one job of one queue at a time): tests/explore "
      "schedules the layer's host steps"},
+    {"egl-force", DebugWord::egl_force, false,
+     "the layer's GL/EGL calls (`cl_khr_egl_image`, `cl_khr_gl_sharing`) over an ICD's own"},
 };
 
 }  // namespace
@@ -135,6 +138,7 @@ std::string settings_markdown() {
         "| variable | settings file | accepted | default | effect |\n"
         "|---|---|---|---|---|\n";
     for (const SettingSpec &s : table) {
+        if (s.kind == SettingKind::debug) continue;  // not a user's: tests/README.md
         const std::string key = s.env_only ? std::string("(environment only)")
                                            : "`cldmabuf." + setting_file_key(s) + "`";
         out += "| `" + std::string(s.env) + "` | " + key + " | " + setting_accepted(s) + " | " + s.default_text +

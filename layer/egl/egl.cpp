@@ -13,7 +13,7 @@
 //   clCreateContext(CL_GL_CONTEXT_KHR, CL_EGL_DISPLAY_KHR) ─► the ICD without them   gl_sharing_contexts.cpp
 //
 // Where the ICD has the extension itself the calls go to it unchanged
-// (CLDMABUF_EGL=force takes them over anyway; forwarding.cpp).  See docs/egl.md.
+// (CLDMABUF_DEBUG=egl-force takes them over anyway; forwarding.cpp).  See docs/egl.md.
 // Which slots and names egl's entry points (entry_points.hpp) take is
 // written in layer/entry/dispatch_table.cpp with every other override.
 #include "layer/egl/egl.hpp"
@@ -23,19 +23,17 @@
 #include <cstring>
 
 #include "layer/egl/egl_api.hpp"
-#include "layer/base/log.hpp"
 #include "layer/base/settings.hpp"
 
 namespace cldmabuf {
 
 EglMode egl_mode() {
     static const EglMode mode = [] {
+        // force: CLDMABUF_DEBUG=egl-force, a test's instrument, over the user's auto or off.
+        if (debug_on(DebugWord::egl_force)) return EglMode::force;
         const char *v = setting("CLDMABUF_EGL");
-        if (!v || !*v || !std::strcmp(v, "auto")) return EglMode::automatic;
-        if (!std::strcmp(v, "force")) return EglMode::force;
-        if (!std::strcmp(v, "off")) return EglMode::off;
-        LOG_WARN("CLDMABUF_EGL=%s is not auto, force or off; using auto", v);
-        return EglMode::automatic;
+        if (v && !std::strcmp(v, "off")) return EglMode::off;
+        return EglMode::automatic;  // unset, auto, or refused by the settings loader with its one line
     }();
     return mode;
 }

@@ -10,9 +10,10 @@
 
 namespace cldmabuf {
 
-// CLDMABUF_EGL=auto|force|off (read once).  auto: the layer provides the
-// EGL/GL functions where the ICD does not; force: also where it does; off:
-// layer/egl stays out of the way entirely.
+// CLDMABUF_EGL=auto|off (read once).  auto: the layer provides the EGL/GL
+// functions where the ICD does not; off: layer/egl stays out of the way
+// entirely.  force (CLDMABUF_DEBUG=egl-force, a test's): also where the ICD
+// has them.
 enum class EglMode { automatic, force, off };
 EglMode egl_mode();
 

@@ -1,6 +1,6 @@
 // Which GL/EGL calls the ICD serves itself.  Where the platform lists
 // cl_khr_egl_image or cl_khr_gl_sharing, the layer forwards the call unchanged
-// (CLDMABUF_EGL=force takes it over anyway); otherwise the layer serves it.
+// (CLDMABUF_DEBUG=egl-force takes it over anyway); otherwise the layer serves it.
 #pragma once
 
 #include "layer/base/cl_compat.h"

@@ -20,7 +20,7 @@ namespace {
 
 constexpr unsigned bit(DebugWord w) { return static_cast<unsigned>(w); }
 
-const std::string known_words = "egl-force-copy, zero-copy-fail, semaphores-force, worker-manual";
+const std::string known_words = "egl-force-copy, zero-copy-fail, semaphores-force, worker-manual, egl-force";
 
 // The scratch's inputs, but CLDMABUF_DEBUG from the process environment, so
 // that a test can change it after the load as the e2e tests do.
@@ -209,6 +209,7 @@ TEST_CASE("debug words: the instruments' old values are no longer the user setti
     std::string env, value, accepted;
     SECTION("zero-copy check") { env = "CLDMABUF_ZERO_COPY_CHECK", value = "fail", accepted = "on, off"; }
     SECTION("semaphores") { env = "CLDMABUF_SEMAPHORES", value = "force", accepted = "auto, off"; }
+    SECTION("egl") { env = "CLDMABUF_EGL", value = "force", accepted = "auto, off"; }
     scratch.env[env] = value;
     const auto lines = unit::reload_and_capture(scratch.inputs());
     REQUIRE(lines.size() == 1);

@@ -50,6 +50,16 @@ TEST_CASE("settings table: docs/user-guide.md lists exactly the table, as settin
     CHECK(guide_settings_table() == expected);
 }
 
+TEST_CASE("settings table: the user guide's table holds the user's settings only, not the tests' CLDMABUF_DEBUG") {
+    const std::string guide = guide_settings_table();
+    CHECK(guide.find("CLDMABUF_DEBUG") == std::string::npos);
+    for (const SettingSpec &s : setting_table()) {
+        CAPTURE(s.env);
+        const bool listed = guide.find("| `" + std::string(s.env) + "` |") != std::string::npos;
+        CHECK(listed == (s.kind != SettingKind::debug));
+    }
+}
+
 TEST_CASE("settings table: every CLDMABUF_ variable read in layer/ has a row, every row is read") {
     // getenv("CLDMABUF_X") now; setting("CLDMABUF_X") once the call sites move to the table.
     const std::regex read_call(R"re((getenv|setting)\("(CLDMABUF_[A-Z0-9_]+)"\))re");
