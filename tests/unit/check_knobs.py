@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
 """Every CLDMABUF_* name the harness reads is documented, and every CLDMABUF_DEBUG word.
 
+The layer's runtime settings (the table in layer/**/settings_table.cpp) are
+the user's: each is a row of docs/user-guide.md's "## Settings" table, except
+CLDMABUF_DEBUG, the tests' instruments, which must not be.  Where the harness
+sets one of the settings that take a word (CLDMABUF_X=word, a meson
+environment), the word must be one the table accepts: an instrument's old
+value (CLDMABUF_SEMAPHORES=force) would only be refused.
+
 A CLDMABUF_* name in tests/, scripts/, conformance/, bench/ or tools/ (any
 file but Markdown) must be either one of the layer's runtime settings (the
 table in layer/**/settings_table.cpp, documented on its own) or named in
@@ -28,6 +35,9 @@ import sys
 import tempfile
 
 SCANNED = ('tests', 'scripts', 'conformance', 'bench', 'tools')
+# Where settings and words are set too (their own CLDMABUF_ names are the
+# Python package's and the build's, not the harness's).
+SETS_ALSO = ('python', 'examples')
 # Not a name: "CL_EXT_CLDMABUF_H" contains one; "CLDMABUF_SIM_*" is a prefix.
 NAME = re.compile(r'(?<![A-Za-z0-9_])CLDMABUF_[A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_*])')
 SKIP_DIRS = {'.git', 'corpus'}  # fuzz corpora are data
@@ -101,10 +111,10 @@ def documented_debug_words(root):
     return words
 
 
-def harness_debug_words(root):
-    """word -> files that set it (tests/unit/ left out: the parser's tests use unknown words)."""
-    uses = {}
-    for top in SCANNED:
+def harness_texts(root):
+    """(relative path, text) of every file that may set a setting or a word
+    (tests/unit/ left out: the parsers' tests use unknown words and refused values)."""
+    for top in SCANNED + SETS_ALSO:
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
             dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith('build')]
             if os.path.relpath(dirpath, root).replace(os.sep, '/').startswith('tests/unit'):
@@ -115,15 +125,76 @@ def harness_debug_words(root):
                 path = os.path.join(dirpath, fn)
                 try:
                     with open(path, encoding='utf-8', errors='ignore') as f:
-                        text = f.read()
+                        yield os.path.relpath(path, root), f.read()
                 except OSError:
                     continue
-                words = set(HELPER_WORD.findall(text))
-                for group in SET_WORDS.findall(text):
-                    words |= {w for w in group.split(',') if w}
-                for w in words:
-                    uses.setdefault(w, []).append(os.path.relpath(path, root))
+
+
+def harness_debug_words(root):
+    """word -> files that set it."""
+    uses = {}
+    for rel, text in harness_texts(root):
+        words = set(HELPER_WORD.findall(text))
+        for group in SET_WORDS.findall(text):
+            words |= {w for w in group.split(',') if w}
+        for w in words:
+            uses.setdefault(w, []).append(rel)
     return uses
+
+
+# {"CLDMABUF_EGL", K::word, "auto|off", ...}
+WORD_ROW = re.compile(r'\{\s*"(CLDMABUF_[A-Z0-9_]+)"\s*,\s*K::word\s*,\s*"([^"]+)"')
+# CLDMABUF_X=value, 'CLDMABUF_X' : 'value', .set('CLDMABUF_X', 'value'), env_is("CLDMABUF_X", "value").
+SET_VALUE = re.compile(r'(?<![A-Za-z0-9_])(CLDMABUF_[A-Z0-9_]+)(?:=|[\'"]\s*[:,]\s*[\'"])([A-Za-z0-9_-]*)')
+
+
+def refused_values(root):
+    """One line per word setting the harness sets to a value its row does not accept."""
+    accepted = {}
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, 'layer')):
+        if 'settings_table.cpp' in filenames:
+            with open(os.path.join(dirpath, 'settings_table.cpp'), encoding='utf-8') as f:
+                for name, words in WORD_ROW.findall(f.read()):
+                    accepted[name] = set(words.split('|'))
+    out = set()
+    for rel, text in harness_texts(root):
+        for name, value in SET_VALUE.findall(text):
+            if name in accepted and value and value not in accepted[name]:
+                out.add('%s=%s: set in %s but the layer accepts only %s' %
+                        (name, value, rel, ', '.join(sorted(accepted[name]))))
+    return sorted(out)
+
+
+def guide_settings_rows(root):
+    """The variables of the rows of docs/user-guide.md's "## Settings" table."""
+    rows = set()
+    guide = os.path.join(root, 'docs', 'user-guide.md')
+    if not os.path.exists(guide):
+        return rows
+    inside = False
+    with open(guide, encoding='utf-8') as f:
+        for line in f:
+            if line.startswith('## '):
+                inside = line.strip() == '## Settings'
+            elif inside:
+                m = re.match(r'\|\s*`(CLDMABUF_[A-Z0-9_]+)`\s*\|', line)
+                if m:
+                    rows.add(m.group(1))
+    return rows
+
+
+def guide_problems(root):
+    """The user guide's table holds every user setting and not the tests' CLDMABUF_DEBUG."""
+    settings = runtime_settings(root)
+    rows = guide_settings_rows(root)
+    debug = 'CLDMABUF_' 'DEBUG'
+    out = []
+    for name in sorted(settings - {debug} - rows):
+        out.append('%s: a runtime setting but not a row of docs/user-guide.md\'s "## Settings" table' % name)
+    if debug in rows:
+        out.append('%s: the tests\' instruments, a row of docs/user-guide.md\'s "## Settings" table '
+                   '(they belong in tests/README.md)' % debug)
+    return out
 
 
 def debug_word_problems(root):
@@ -156,8 +227,12 @@ def self_test():
         os.makedirs(os.path.join(root, 'layer', 'base'))
         os.makedirs(os.path.join(root, 'tests', 'e2e'))
         os.makedirs(os.path.join(root, 'tests', 'unit'))
+        os.makedirs(os.path.join(root, 'docs'))
+        os.makedirs(os.path.join(root, 'python'))
         with open(os.path.join(root, 'layer', 'base', 'settings_table.cpp'), 'w') as f:
             f.write('{"CLDMABUF_' 'LOG", ...}\n{"%s", K::debug, ...}\n'
+                    '{"CLDMABUF_SEMAPHORES", K::word, "auto|off", 0, 0, ...}\n'
+                    '{"CLDMABUF_STATS", K::flag, nullptr, 0, 0, ...}\n'
                     '    {"st-documented", DebugWord::a, false,\n     "..."},\n'
                     '    {"st-undocumented", DebugWord::b, true, "..."},\n' % debug)
         with open(os.path.join(root, 'tests', 'README.md'), 'w') as f:
@@ -174,8 +249,16 @@ def self_test():
                     "{'%s' : 'st-undocumented'}\n" % (debug, debug))
         with open(os.path.join(root, 'tests', 'e2e', 'run'), 'w') as f:
             f.write('%s=st-documented,st-shell-unknown ./e2e-tests\n' % debug)
+            f.write('CLDMABUF_SEMAPHORES=force ./a; CLDMABUF_SEMAPHORES=off ./b; CLDMABUF_SEMAPHORES=$mode ./c\n')
+        with open(os.path.join(root, 'python', 'meson.build'), 'w') as f:
+            f.write("env.set('CLDMABUF_SEMAPHORES', 'sometimes')\n")
         with open(os.path.join(root, 'tests', 'unit', 'test_parser.cpp'), 'w') as f:
             f.write('setenv("%s", "st-unit-bogus", 1);\n' % debug)
+            f.write('setenv("CLDMABUF_SEMAPHORES", "st-unit-refused", 1);\n')
+        with open(os.path.join(root, 'docs', 'user-guide.md'), 'w') as f:
+            f.write('## Settings\n\n| variable | effect |\n|---|---|\n| `CLDMABUF_' 'LOG` | ... |\n'
+                    '| `CLDMABUF_SEMAPHORES` | ... |\n| `%s` | ... |\n'
+                    '## Elsewhere\n\n| `CLDMABUF_STATS` | ... |\n' % debug)
         got = missing(root)
         if list(got) != [knob]:
             print('check_knobs self-test: expected only %s reported, got %s' % (knob, sorted(got)))
@@ -188,6 +271,17 @@ def self_test():
                     'st-shell-unknown: set in tests/e2e/run but']
         if len(words) != len(expected) or not all(any(e in w for w in words) for e in expected):
             print('check_knobs self-test: expected the words %s reported, got %s' % (expected, words))
+            return False
+        values = refused_values(root)
+        expected = ['CLDMABUF_SEMAPHORES=force: set in tests/e2e/run but the layer accepts only auto, off',
+                    'CLDMABUF_SEMAPHORES=sometimes: set in python/meson.build but']
+        if len(values) != len(expected) or not all(any(e in v for v in values) for e in expected):
+            print('check_knobs self-test: expected the values %s reported, got %s' % (expected, values))
+            return False
+        guide = guide_problems(root)
+        expected = ['CLDMABUF_STATS: a runtime setting but not a row', '%s: the tests\' instruments, a row' % debug]
+        if len(guide) != len(expected) or not all(any(e in g for g in guide) for e in expected):
+            print('check_knobs self-test: expected the user guide problems %s reported, got %s' % (expected, guide))
             return False
     return True
 
@@ -208,6 +302,12 @@ def main():
     words = debug_word_problems(root)
     for line in words:
         print(line)
+    values = refused_values(root)
+    for line in values:
+        print(line)
+    guide = guide_problems(root)
+    for line in guide:
+        print(line)
     settings = runtime_settings(root)
     if not settings:
         print('check_knobs: no runtime settings found (layer/**/settings_table.cpp moved?)')
@@ -215,7 +315,7 @@ def main():
     if not layer_debug_words(root):
         print('check_knobs: no CLDMABUF_DEBUG words found (layer/**/settings_table.cpp moved?)')
         return 1
-    if gone or words:
+    if gone or words or values or guide:
         return 1
     print('check_knobs: %d harness names documented, %d runtime settings, %d CLDMABUF_DEBUG words' %
           (len(harness_names(root)) - len([n for n in harness_names(root) if n in settings]), len(settings),
