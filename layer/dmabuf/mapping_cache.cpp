@@ -104,15 +104,30 @@ struct Cache {
         }
     }
 
-    // Parked entries whose dma-buf only the entry still holds (invariant 3).
+    // The file references the cache holds on `e`'s dma-buf: every entry of
+    // it, parked or live, holds its own pin (two live imports of one dma-buf
+    // park two entries), so one entry alone never sees the count fall to its
+    // own share.  -1 when one entry's share is unknown.
+    long cache_refs(const Entry &e) const {
+        long n = 0;
+        for (const Entry &o : entries) {
+            if (o.dev != e.dev || o.ino != e.ino) continue;
+            if (o.own_refs <= 0) return -1;
+            n += o.own_refs;
+        }
+        return n;
+    }
+
+    // Parked entries whose dma-buf only the cache still holds (invariant 3).
     void sweep() {
         for (auto it = entries.begin(); it != entries.end();) {
-            if (it->live || it->own_refs <= 0) {
+            const long own = it->live ? -1 : cache_refs(*it);
+            if (own <= 0) {
                 ++it;
                 continue;
             }
             const long n = file_count(it->pin);
-            if (n < 0 || n > it->own_refs) {
+            if (n < 0 || n > own) {
                 ++it;
                 continue;
             }

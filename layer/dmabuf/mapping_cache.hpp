@@ -40,8 +40,10 @@
 //    entry learns its own share when it maps (the count before and after
 //    its mmap: 1 for its fd, plus 1 where the exporter's mapping holds the
 //    file).  While anything is parked a thread looks every 50 ms (a procfs
-//    read per parked mapping) and unmaps those whose count fell to their
-//    own share; a VA surface destroyed or a pool freed drops the GEM
+//    read per parked mapping) and unmaps those whose count fell to the
+//    cache's share: the sum of every entry of that dma-buf (two imports of
+//    it alive at once park two entries, each pinning the file); a VA
+//    surface destroyed or a pool freed drops the GEM
 //    handles' and the producer's references, so it is seen the same way.
 //    Nothing is notified when a count falls, so "the moment" is the next
 //    look.  Where fdinfo has no count (not a dma-buf, a fake) the entry

@@ -193,3 +193,24 @@ TEST_CASE("mapping cache: a parked mapping goes once only the cache holds its dm
     k.close(other);
     drop_idle_mappings();
 }
+
+TEST_CASE("mapping cache: the mappings of two imports of one dma-buf, both parked, go once only the cache holds it",
+          "[mapcache]") {
+    RecyclingKernel k;
+    unit::ScopedKernel scope(&k);
+    drop_idle_mappings();
+    const int fd = k.open_file(4096, 'a');
+    const int ino = k.ino_of(fd);
+    const Mapping first = take(fd, 4096);
+    const Mapping twin = take(fd, 4096);  // a live import's twin: a mapping (and a pin) of its own
+    give(first);
+    give(twin);
+    CHECK(mapping_cache_stats().parked == 2);
+    const uint64_t gone = mapping_cache_stats().gone;
+    k.close(fd);  // each entry's pin now sees the other's as well as its own
+    after_a_sweep_interval();
+    CHECK(mapping_cache_stats().gone == gone + 2);
+    CHECK(mapping_cache_stats().parked == 0);
+    CHECK_FALSE(k.is_taken(ino));
+    drop_idle_mappings();
+}
