@@ -93,21 +93,52 @@ void set_status(cl_event ev, cl_int status, Later &later) {
 
 void release_event_under_lock(cl_event ev) { release_event_locked(ev); }
 
-bool front_ready(cl_command_queue q) {
-    if (q->pending.empty()) return false;
-    if (q->behind_failure) return true;
+namespace {
+
+bool waits_ended(const Command *cmd) {
     bool failed = false, blocked = false;
-    for (cl_event w : q->pending.front()->waits) {
+    for (cl_event w : cmd->waits) {
         failed |= w->status < 0;
         blocked |= w->status > CL_COMPLETE;
     }
     return failed || !blocked;
 }
 
-cl_command_type front_type(cl_command_queue q) { return q->pending.front()->event->type; }
+// A command that waits for every command enqueued before it: a barrier, and
+// a marker or barrier with an empty wait list (the spec's rule for both).
+bool waits_for_all_before(const Command *cmd) {
+    return cmd->event->type == CL_COMMAND_BARRIER ||
+           (cmd->event->type == CL_COMMAND_MARKER && cmd->waits.empty());
+}
 
-void run_front(cl_command_queue q, Later &later) {
-    Command *cmd = q->pending.front();
+}  // namespace
+
+bool front_ready(cl_command_queue q) { return !ready_commands(q).empty(); }
+
+std::vector<size_t> ready_commands(cl_command_queue q) {
+    std::vector<size_t> out;
+    if (q->pending.empty()) return out;
+    if (q->behind_failure) return {0};
+    // In order: the front only.  Out of order (manual mode, where the order
+    // is the scheduler's): any command whose wait list ended, none past a
+    // barrier, a barrier or list-less marker only once it is the front.
+    const bool any_order = config().manual && (q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    for (size_t i = 0; i < q->pending.size(); ++i) {
+        const Command *cmd = q->pending[i];
+        if (i > 0 && waits_for_all_before(cmd)) {
+            if (cmd->event->type == CL_COMMAND_BARRIER) break;
+            continue;
+        }
+        if (waits_ended(cmd)) out.push_back(i);
+        if (!any_order || cmd->event->type == CL_COMMAND_BARRIER) break;
+    }
+    return out;
+}
+
+cl_command_type command_type(cl_command_queue q, size_t i) { return q->pending.at(i)->event->type; }
+
+void run_command(cl_command_queue q, size_t i, Later &later) {
+    Command *cmd = q->pending.at(i);
     bool failed = false;
     for (cl_event w : cmd->waits) failed |= w->status < 0;
     failed |= q->behind_failure;
@@ -118,10 +149,12 @@ void run_front(cl_command_queue q, Later &later) {
     for (cl_event w : cmd->waits) release_event_locked(w);
     for (cl_mem m : cmd->keep) release_mem(m, later);
     release_event_locked(cmd->event);
-    q->pending.erase(q->pending.begin());
+    q->pending.erase(q->pending.begin() + static_cast<long>(i));
     if (q->pending.empty()) q->behind_failure = false;
     delete cmd;
 }
+
+void run_front(cl_command_queue q, Later &later) { run_command(q, 0, later); }
 
 const std::vector<cl_command_queue> &command_queues() { return queues(); }
 
@@ -144,7 +177,7 @@ void pump_all(Later &later) {
         progress = false;
         for (size_t qi = 0; qi < queues().size(); ++qi) {
             cl_command_queue q = queues()[qi];
-            while (!config().manual && front_ready(q)) {
+            while (!config().manual && !q->pending.empty() && (q->behind_failure || waits_ended(q->pending.front()))) {
                 run_front(q, later);
                 progress = true;
             }

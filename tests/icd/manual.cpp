@@ -2,7 +2,8 @@
 // commands whose wait list ended, the destructor callbacks of released
 // buffers and (late_callbacks) each event callback wait as steps until the
 // scheduler of tests/explore runs one, so a test can enumerate every order in
-// which an ICD may do its work.  The list is deterministic (queues in the
+// which an ICD may do its work; an out-of-order queue's commands run in any
+// order their wait lists and barriers allow.  The list is deterministic (queues in the
 // order of their first command, then deferred steps oldest first) so that a
 // schedule, a list of step numbers, replays.
 #include <algorithm>
@@ -53,10 +54,15 @@ std::map<std::thread::id, Poll> &polls() {
     return *list;
 }
 
-std::vector<cl_command_queue> ready_queues() {
-    std::vector<cl_command_queue> out;
+struct ReadyCommand {
+    cl_command_queue queue;
+    size_t index;  // in its queue's pending list
+};
+
+std::vector<ReadyCommand> ready_list() {
+    std::vector<ReadyCommand> out;
     for (cl_command_queue q : command_queues())
-        if (front_ready(q)) out.push_back(q);
+        for (size_t i : ready_commands(q)) out.push_back({q, i});
     return out;
 }
 
@@ -81,8 +87,12 @@ void remove_waiter(const std::function<bool()> *done) {
 std::string manual_steps() {
     std::lock_guard guard(lock());
     std::string out;
-    for (cl_command_queue q : ready_queues())
-        out += "command q" + std::to_string(queue_index(q)) + " " + hex(front_type(q)) + "\n";
+    for (const ReadyCommand &r : ready_list()) {
+        const bool any_order = r.queue->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+        out += "command q" + std::to_string(queue_index(r.queue)) +
+               (any_order ? " #" + std::to_string(r.index) : std::string()) + " " +
+               hex(command_type(r.queue, r.index)) + "\n";
+    }
     for (const Deferred &d : deferred()) out += d.label + "\n";
     return out;
 }
@@ -91,9 +101,9 @@ cl_int manual_run_step(cl_uint k) {
     Later later;
     {
         std::lock_guard guard(lock());
-        const std::vector<cl_command_queue> ready = ready_queues();
+        const std::vector<ReadyCommand> ready = ready_list();
         if (k < ready.size()) {
-            run_front(ready[k], later);
+            run_command(ready[k].queue, ready[k].index, later);
         } else if (k - ready.size() < deferred().size()) {
             const auto at = deferred().begin() + (k - ready.size());
             later.push_back(std::move(at->fn));

@@ -255,11 +255,15 @@ cl_int submit(cl_command_queue queue, cl_command_type type, cl_uint num_events, 
               cl_event *event, bool blocking, std::vector<cl_mem> keep, std::function<cl_int()> work);
 cl_event new_event(cl_context context, cl_command_queue queue, cl_command_type type);
 // The queues with commands, in the order of their first command (under
-// lock()); whether a queue's first command may run (its wait list ended);
-// run it; then free the released queues that drained and wake the waiters.
+// lock()); which of a queue's commands may run now (indices into its
+// pending list: the front whose wait list ended, or on an out-of-order queue
+// in manual mode every such command before a barrier); run one; then free
+// the released queues that drained and wake the waiters.
 const std::vector<cl_command_queue> &command_queues();
 bool front_ready(cl_command_queue q);
-cl_command_type front_type(cl_command_queue q);
+std::vector<size_t> ready_commands(cl_command_queue q);
+cl_command_type command_type(cl_command_queue q, size_t i);
+void run_command(cl_command_queue q, size_t i, Later &later);
 void run_front(cl_command_queue q, Later &later);
 void pump_all(Later &later);
 
