@@ -6,6 +6,7 @@
 #include <set>
 
 #include "vgen9.h"
+#include "vgen9_internal.hpp"
 #include "vgen9_model.hpp"
 
 // ================================================================ C API
@@ -168,5 +169,12 @@ __attribute__((visibility("default"))) void vgen9_dmabuf_syncs(uint64_t *starts,
     *starts = g_stats.sync_starts;
     *ends = g_stats.sync_ends;
 }
+
+// For a scheduler that runs every step itself (tests/explore; dlsym, not in
+// vgen9.h): the threads polling the sim's fences ([0]) and of those the ones
+// whose fences are all pending ([1]); the queued batches vgen9_tick(1) would
+// run now in manual mode.
+__attribute__((visibility("default"))) void vgen9_fence_waiters(uint64_t out[2]) { fence_waiters(out); }
+__attribute__((visibility("default"))) unsigned vgen9_ready_batches(void) { return ready_batches(S()); }
 
 }  // extern "C"

@@ -563,15 +563,19 @@ EXPORT int fcntl64(int fd, int cmd, ...) {
 }
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout) {
-    if (poll_needs_sim(fds, n))
-        return poll_impl(fds, n, timeout < 0 ? -1 : (int64_t)timeout * 1000000, nullptr);
-    return real().poll(fds, n, timeout);
+    const int64_t timeout_ns = timeout < 0 ? -1 : (int64_t)timeout * 1000000;
+    if (poll_needs_sim(fds, n)) return poll_impl(fds, n, timeout_ns, nullptr);
+    bool handled = false;
+    const int r = poll_sync_files(fds, n, timeout_ns, nullptr, &handled);
+    return handled ? r : real().poll(fds, n, timeout);
 }
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t) { return poll(fds, n, timeout); }
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask) {
-    if (poll_needs_sim(fds, n))
-        return poll_impl(fds, n, ts ? (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec : -1, mask);
-    return real().ppoll(fds, n, ts, mask);
+    const int64_t timeout_ns = ts ? (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec : -1;
+    if (poll_needs_sim(fds, n)) return poll_impl(fds, n, timeout_ns, mask);
+    bool handled = false;
+    const int r = poll_sync_files(fds, n, timeout_ns, mask, &handled);
+    return handled ? r : real().ppoll(fds, n, ts, mask);
 }
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask,
                        size_t) {

@@ -80,6 +80,12 @@ bool handle_fstat(int fd, struct stat *st);
 // poll/ppoll with dma-buf emulation. timeout_ns < 0 = infinite.
 int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *mask);
 bool poll_needs_sim(const struct pollfd *fds, nfds_t n);
+// A poll on the sim's sync_file fds (real eventfds underneath): the same
+// real poll, the calling thread counted as a fence waiter meanwhile.
+int poll_sync_files(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *mask, bool *handled);
+// The threads polling the sim's fences now, and of those the ones whose
+// every fence is still pending (their wait cannot end by itself).
+void fence_waiters(uint64_t out[2]);
 
 int node_minor();
 const std::string &node_path();

@@ -330,6 +330,9 @@ void ensure_worker(State &s);
 // Caller holds s.mu, not s.qmu.  Queues an accepted batch: the engine takes
 // it once what it waits for has ended.
 void queue_job(State &s, JobP job);
+// Not under s.qmu.  Queued batches the engine would take now but for manual
+// mode (what vgen9_tick(1) runs without waiting).
+unsigned ready_batches(State &s);
 
 // ---- execbuffer2 (vgen9_execbuffer.cpp); caller holds s.mu ----
 int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr);

@@ -3,9 +3,68 @@
 #include <poll.h>
 #include <signal.h>
 
+#include <thread>
+
+#include "vgen9_internal.hpp"
 #include "vgen9_model.hpp"
 
 namespace vgen9sim {
+namespace {
+
+// The threads inside a poll that waits for the sim's fences, each with
+// those fences: a scheduler that runs batches and signals timelines one
+// step at a time (tests/explore) counts them as waiting, not working.
+std::mutex waits_mu;
+std::map<std::thread::id, std::vector<FenceP>> &fence_waits() {
+    static auto *m = new std::map<std::thread::id, std::vector<FenceP>>;  // hooks may run during exit
+    return *m;
+}
+
+class FenceWait {
+public:
+    FenceWait(std::vector<FenceP> fences, int64_t timeout_ns) : on_(timeout_ns != 0 && !fences.empty()) {
+        if (!on_) return;
+        std::lock_guard<std::mutex> l(waits_mu);
+        fence_waits()[std::this_thread::get_id()] = std::move(fences);
+    }
+    ~FenceWait() {
+        if (!on_) return;
+        std::lock_guard<std::mutex> l(waits_mu);
+        fence_waits().erase(std::this_thread::get_id());
+    }
+
+private:
+    bool on_;
+};
+
+}  // namespace
+
+void fence_waiters(uint64_t out[2]) {
+    std::lock_guard<std::mutex> l(waits_mu);
+    out[0] = fence_waits().size();
+    out[1] = 0;
+    for (auto &[thread, fences] : fence_waits()) {
+        bool pending = true;
+        for (auto &f : fences) pending = pending && f->get() == 0;
+        out[1] += pending;
+    }
+}
+
+int poll_sync_files(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *mask, bool *handled) {
+    std::vector<FenceP> fences;
+    {
+        State &s = S();
+        std::lock_guard<std::mutex> l(s.mu);
+        if (!s.sync_fds.empty())
+            for (nfds_t i = 0; i < n; ++i)
+                if (auto it = s.sync_fds.find(fds[i].fd); it != s.sync_fds.end()) fences.push_back(it->second);
+    }
+    *handled = !fences.empty();
+    if (fences.empty()) return 0;
+    FenceWait mark(std::move(fences), timeout_ns);
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+    return real().ppoll(fds, n, timeout_ns < 0 ? nullptr : &ts, mask);
+}
 
 bool poll_needs_sim(const struct pollfd *fds, nfds_t n) {
     State &s = S();
@@ -74,7 +133,14 @@ int poll_impl(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *
         }
         if (ready_own) left = 0;
         struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
-        int r = real().ppoll(tmp.data(), n, left < 0 ? nullptr : &ts, mask);
+        std::vector<FenceP> awaited;
+        for (nfds_t i = 0; i < n; ++i)
+            if (kind[i] == 2) awaited.push_back(hold[i]);
+        int r = 0;
+        {
+            FenceWait mark(std::move(awaited), left);
+            r = real().ppoll(tmp.data(), n, left < 0 ? nullptr : &ts, mask);
+        }
         if (r < 0) return r;
         int count = 0;
         bool sim_woke = false;

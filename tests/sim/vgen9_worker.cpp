@@ -214,6 +214,13 @@ void cancel_context(State &s, const GemContextP &ctx) {
     s.qcv.notify_all();
 }
 
+unsigned ready_batches(State &s) {
+    std::lock_guard<std::mutex> l(s.qmu);
+    unsigned n = 0;
+    for (const JobP &j : s.queue) n += waits_ended(*j) && !j->ctx->banned;
+    return n;
+}
+
 void queue_job(State &s, JobP job) {
     ensure_worker(s);
     watch_real_fds(s, job);

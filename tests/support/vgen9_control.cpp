@@ -28,6 +28,8 @@ Vgen9Control::Vgen9Control() {
     find(set_log, "vgen9_set_log");
     find(dmabuf_syncs, "vgen9_dmabuf_syncs");
     find(live_contexts, "vgen9_live_contexts");
+    find(fence_waiters, "vgen9_fence_waiters");
+    find(ready_batches, "vgen9_ready_batches");
     loaded = node_path && fail_ioctl && hang_next && never_signal_next && set_delay_ms && set_manual && tick &&
              drain && reset && stats && set_export_name && set_log && dmabuf_syncs &&
              live_contexts;

@@ -27,6 +27,11 @@ struct Vgen9Control {
     void (*dmabuf_syncs)(uint64_t *starts, uint64_t *ends) = nullptr;
     // GEM contexts alive on the node (vgen9_live_contexts).
     uint64_t (*live_contexts)(void) = nullptr;
+    // For a scheduler of every step (tests/explore; not in vgen9.h): threads
+    // polling the sim's fences and of those the ones whose fences are all
+    // pending; batches vgen9_tick(1) would run now in manual mode.
+    void (*fence_waiters)(uint64_t out[2]) = nullptr;
+    unsigned (*ready_batches)(void) = nullptr;
     // libvgen9.so is preloaded: every entry point above was found.
     bool loaded = false;
 
