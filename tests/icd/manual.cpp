@@ -45,7 +45,12 @@ struct Poll {
     std::chrono::steady_clock::time_point first, last;
     unsigned count = 1;
 };
-constexpr unsigned polls_to_wait = 20;
+// More asks than a bounded look makes: the layer watches a marker for at
+// least 64 asks (layer/handoff/marker_watch.cpp) and then goes on by
+// itself, which on a loaded machine lasts past poll_pause / 2 and would be
+// taken for a wait (the scheduler then lists steps while that thread still
+// works: schedules that do not replay).
+constexpr unsigned polls_to_wait = 100;
 constexpr auto poll_pause = std::chrono::milliseconds(2);
 constexpr auto poll_lapse = std::chrono::milliseconds(5);
 std::thread::id scheduler;  // asks statuses between steps: never a waiter
