@@ -20,7 +20,7 @@
 
 namespace explore {
 
-uint32_t values[3][kWords];
+uint32_t values[kValues][kWords];
 
 namespace {
 
@@ -88,7 +88,7 @@ uint64_t sync_ends() {
 }
 
 void open_world(World &w) {
-    for (size_t v = 0; v < 3; ++v)
+    for (size_t v = 0; v < kValues; ++v)
         for (size_t i = 0; i < kWords; ++i) values[v][i] = static_cast<uint32_t>(0xA0000000u + (v << 24) + i);
     cl_int err = clGetDeviceIDs(w.platform, CL_DEVICE_TYPE_ALL, 1, &w.device, nullptr);
     if (err != CL_SUCCESS) return w.fail("clGetDeviceIDs: " + std::to_string(err));
@@ -112,9 +112,14 @@ void open_world(World &w) {
     sync(dmabuf->fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
 }
 
-void open_second_queue(World &w) {
+int dmabuf_fd() { return dmabuf ? dmabuf->fd : -1; }
+
+void note_open_fds(World &w) { w.fds_at_start = open_fds(); }
+
+void open_second_queue(World &w, bool out_of_order) {
     cl_int err = CL_OUT_OF_RESOURCES;
-    w.other = clCreateCommandQueueWithProperties(w.context, w.device, nullptr, &err);
+    const cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    w.other = clCreateCommandQueueWithProperties(w.context, w.device, out_of_order ? ooo : nullptr, &err);
     if (err != CL_SUCCESS) w.fail("the second queue: " + std::to_string(err));
 }
 
@@ -149,20 +154,25 @@ Chunk acquire(const std::string &mem, const std::string &ev, const std::string &
             }};
 }
 
-Chunk write(const std::string &mem, int v, const std::string &ev, int q, size_t first, size_t count) {
+Chunk write(const std::string &mem, int v, const std::string &ev, int q, size_t first, size_t count,
+            const std::string &after) {
     const std::string words =
         count == kWords ? "" : " words " + std::to_string(first) + ".." + std::to_string(first + count - 1);
-    return {"write v" + std::to_string(v) + words + " to " + mem + (q ? " on q1" : ""), [=](World &w) {
+    return {"write v" + std::to_string(v) + words + " to " + mem + (q ? " on q1" : "") +
+                (after.empty() ? "" : " after " + after),
+            [=](World &w) {
+                cl_event wait = after.empty() ? nullptr : w.events[after];
                 cl_event e = nullptr;
                 const cl_int err = clEnqueueWriteBuffer(queue_of(w, q), w.mems[mem], CL_FALSE, first * 4, count * 4,
-                                                        values[v] + first, 0, nullptr, &e);
+                                                        values[v] + first, wait ? 1 : 0, wait ? &wait : nullptr, &e);
                 if (err != CL_SUCCESS) w.fail("write " + mem + ": " + std::to_string(err));
                 w.events[ev] = e;
             }};
 }
 
-void fence_while_writing(World &w, const std::string &acq, const std::string &write) {
+void fence_while_writing(World &w, const std::string &acq, const std::string &write, const std::string &rel) {
     if (!w.facts["fences"]) return;
+    if (!rel.empty() && !w.events.count(rel)) return;
     auto a = w.events.find(acq), wr = w.events.find(write);
     if (a == w.events.end() || wr == w.events.end() || !a->second || !wr->second) return;
     if (status(a->second) != CL_COMPLETE || status(wr->second) <= CL_COMPLETE) return;
@@ -172,12 +182,47 @@ void fence_while_writing(World &w, const std::string &acq, const std::string &wr
     }
 }
 
-Chunk release(const std::string &mem, const std::string &ev, int q) {
-    return {"release " + mem + (q ? " on q1" : ""), [=](World &w) {
+Chunk release(const std::string &mem, const std::string &ev, int q, const std::string &after) {
+    return {"release " + mem + (q ? " on q1" : "") + (after.empty() ? "" : " after " + after), [=](World &w) {
+                cl_event wait = after.empty() ? nullptr : w.events[after];
                 cl_event e = nullptr;
-                const cl_int err = w.release(queue_of(w, q), 1, &w.mems[mem], 0, nullptr, &e);
+                const cl_int err =
+                    w.release(queue_of(w, q), 1, &w.mems[mem], wait ? 1 : 0, wait ? &wait : nullptr, &e);
                 if (err != CL_SUCCESS) w.fail("release " + mem + ": " + std::to_string(err));
                 w.events[ev] = e;
+            }};
+}
+
+Chunk import_now(const std::string &mem) {
+    return {"import " + mem, [=](World &w) { import(w, mem); }};
+}
+
+Chunk release_import(const std::string &mem) {
+    return {"release import " + mem, [=](World &w) {
+                clReleaseMemObject(w.mems[mem]);
+                w.mems.erase(mem);
+            }};
+}
+
+// An acquire with no wait list on a queue that clFinish left idle: done at
+// once, the queue known idle (quiet), as on a queue that never failed.
+Chunk fast_acquire(const std::string &mem, const std::string &ev) {
+    return {"acquire " + mem + " (must be fast)", [=](World &w) {
+                const auto before = layer_stats(w);
+                cl_event e = nullptr;
+                const cl_int err = w.acquire(w.queue, 1, &w.mems[mem], 0, nullptr, &e);
+                if (err != CL_SUCCESS) w.fail("acquire " + mem + ": " + std::to_string(err));
+                w.events[ev] = e;
+                const auto after = layer_stats(w);
+                const cl_ulong fast = after[CL_STATS_FAST_HANDOFFS_CLDMABUF] - before[CL_STATS_FAST_HANDOFFS_CLDMABUF];
+                const cl_ulong quiet =
+                    after[CL_STATS_QUIET_HANDOFFS_CLDMABUF] - before[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
+                const cl_ulong queued =
+                    after[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF];
+                if (fast != 1 || quiet != 1)
+                    w.fail("the acquire after the reported failure was not fast on the idle queue: fast handoffs +" +
+                           std::to_string(fast) + ", quiet +" + std::to_string(quiet) + ", queued +" +
+                           std::to_string(queued));
             }};
 }
 
@@ -238,6 +283,17 @@ void check_end(World &w, const uint32_t *expected) {
     }
     munmap(w.view, kBytes);
     dmabuf.reset();
+    // A parked mapping's fd is the cache's until its reaper (every 50 ms)
+    // sees only the cache's references left.
+    for (int i = 0; i < 100 && layer_stats(w)[CL_STATS_PARKED_MAPPINGS_CLDMABUF]; ++i) usleep(20000);
+    const auto stats = layer_stats(w);
+    if (stats[CL_STATS_PARKED_MAPPINGS_CLDMABUF])
+        w.fail(std::to_string(stats[CL_STATS_PARKED_MAPPINGS_CLDMABUF]) +
+               " mappings still parked 2 s after the dma-buf's last fd closed");
+    if (stats[CL_STATS_FENCE_TIMEOUTS_CLDMABUF] || stats[CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF])
+        w.fail("a wait reached its bound: " + std::to_string(stats[CL_STATS_FENCE_TIMEOUTS_CLDMABUF]) +
+               " fence waits gave up, " + std::to_string(stats[CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF]) +
+               " release fences expired");
     for (const auto &[fd, what] : open_fds())
         // The blitter's render node lives for the process (layer/i915/blt_engine.cpp).
         if ((!w.fds_at_start.count(fd) || w.fds_at_start.at(fd) != what) && what.find("render-node") == what.npos &&

@@ -18,14 +18,21 @@ namespace explore {
 constexpr size_t kBytes = 4096;
 constexpr size_t kWords = kBytes / 4;
 
-// v0 (the CPU's, before), v1, v2; one process per schedule, so a global.
-extern uint32_t values[3][kWords];
+// v0 (the CPU's, before), v1, v2, v3 (a write that must not land); one
+// process per schedule, so a global.
+constexpr size_t kValues = 4;
+extern uint32_t values[kValues][kWords];
 
 // The platform's device, a context, queue 0, a fresh dma-buf the CPU filled
 // with v0, and the fds open before it.
 void open_world(World &w);
-// Queue 1, in order like queue 0.
-void open_second_queue(World &w);
+// The dma-buf's own fd (the test's, open until the end check).
+int dmabuf_fd();
+// The fds open now become those the end check expects (after a set-up that
+// made what lives for the process by design, the blitter's batch pool).
+void note_open_fds(World &w);
+// Queue 1, in order like queue 0 or out of order.
+void open_second_queue(World &w, bool out_of_order = false);
 // An import of the dma-buf (a dup of its fd), named.
 void import(World &w, const std::string &name);
 
@@ -37,10 +44,17 @@ uint64_t sync_ends();
 // ---- the chunks (q: 0 or 1, the queue) ----
 Chunk user_event(const std::string &name);
 Chunk acquire(const std::string &mem, const std::string &ev, const std::string &after, int q = 0);
-// Words [first, first + count) of v written to `mem`.
+// Words [first, first + count) of v written to `mem`, after event `after`
+// where one is named (what orders commands on an out-of-order queue).
 Chunk write(const std::string &mem, int v, const std::string &ev, int q = 0, size_t first = 0,
-            size_t count = kWords);
-Chunk release(const std::string &mem, const std::string &ev, int q = 0);
+            size_t count = kWords, const std::string &after = "");
+Chunk release(const std::string &mem, const std::string &ev, int q = 0, const std::string &after = "");
+// An acquire on queue 0 with no wait list that must be fast and quiet (the
+// layer's counters around the call): the queue is idle, as clFinish left it.
+Chunk fast_acquire(const std::string &mem, const std::string &ev);
+// An import made, or its cl_mem released, in the program.
+Chunk import_now(const std::string &mem);
+Chunk release_import(const std::string &mem);
 Chunk complete(const std::string &ev, cl_int st);
 // clFinish on queue q, then the status each named event must have.
 Chunk finish(std::map<std::string, bool> must_complete, bool must_succeed, int q = 0);
@@ -50,10 +64,14 @@ Chunk release_everything();
 
 // ---- the checks ----
 // Between two steps: while `acq` has completed (the dma-buf is OpenCL's) and
-// `write` has not, an implicit-sync consumer must see a writer's fence.
-void fence_while_writing(World &w, const std::string &acq, const std::string &write);
+// `write` has not, an implicit-sync consumer must see a writer's fence; with
+// `rel` named, once that release was enqueued (its fence is what the
+// consumer waits for: before, nothing of it exists yet).
+void fence_while_writing(World &w, const std::string &acq, const std::string &write, const std::string &rel = "");
 // After every step ended: the CPU reads `expected` from the dma-buf; the fds
-// and the ICD's buffers and events are back to none.
+// and the ICD's buffers and events are back to none (a mapping the cache
+// parked must go once the test closed its own fd: its reaper sees it alone);
+// no wait of the layer's reached its bound.
 void check_end(World &w, const uint32_t *expected);
 inline void check_end(World &w, int v) { check_end(w, values[v]); }
 

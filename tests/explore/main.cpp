@@ -118,24 +118,67 @@ void print_schedule(const Outcome &o) {
 
 struct Tally {
     size_t dfs = 0, sampled = 0, failing = 0;
+    size_t known = 0;  // schedules failing only with the scenario's known failures
+    std::string first_known;
+    Outcome known_outcome;
+    Outcome witness;  // the known defect's witness schedule
+    bool witness_fails = false;
     size_t diverged = 0;  // replays of a prefix that met other steps (the harness is not deterministic there)
     bool complete = false;
     std::string first_failure;  // how to replay it
     Outcome first;
 };
 
-void note(Tally &t, const Outcome &o, const std::string &replay) {
+bool only_known(const Scenario &s, const Outcome &o) {
+    if (s.known_failures.empty()) return false;
+    for (const std::string &f : o.failures) {
+        bool known = false;
+        for (const std::string &k : s.known_failures) known |= f.find(k) != std::string::npos;
+        if (!known) return false;
+    }
+    return true;
+}
+
+void note(const Scenario &s, Tally &t, const Outcome &o, const std::string &replay) {
     if (o.failures.empty()) return;
+    if (only_known(s, o)) {
+        if (t.known++ == 0) {
+            t.first_known = replay;
+            t.known_outcome = o;
+        }
+        return;
+    }
     if (t.failing++ == 0) {
         t.first_failure = replay;
         t.first = o;
     }
 }
 
+// A schedule as CLDMABUF_EXPLORE_REPLAY names it after the colon: the
+// choices ("0,0,1") or a sample's seed ("seed=7").
+void parse_schedule(const std::string &spec, std::vector<uint32_t> *prefix, bool *sample, uint64_t *seed) {
+    if (spec.rfind("seed=", 0) == 0) {
+        *sample = true;
+        *seed = std::strtoull(spec.c_str() + 5, nullptr, 10);
+        return;
+    }
+    std::stringstream in(spec);
+    for (std::string x; std::getline(in, x, ',');)
+        if (!x.empty()) prefix->push_back(static_cast<uint32_t>(std::stoul(x)));
+}
+
 Tally explore_one(const Scenario &s, size_t dfs_cap, size_t samples, uint64_t seed0, double seconds) {
     Tally t;
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    if (!s.known_failures.empty()) {
+        std::vector<uint32_t> prefix;
+        bool sample = false;
+        uint64_t seed = 0;
+        parse_schedule(s.known_witness, &prefix, &sample, &seed);
+        t.witness = run_child(s, prefix, sample, seed);
+        t.witness_fails = !t.witness.failures.empty() && only_known(s, t.witness);
+    }
     std::vector<uint32_t> prefix;
     Outcome last;
     while (t.dfs < dfs_cap && elapsed() < seconds * 0.6) {
@@ -146,15 +189,18 @@ Tally explore_one(const Scenario &s, size_t dfs_cap, size_t samples, uint64_t se
             if (i >= o.labels.size() || i >= last.labels.size() || o.labels[i] != last.labels[i] ||
                 o.counts[i] != last.counts[i]) {
                 if (t.diverged++ == 0)
-                    std::printf("    %s: a replayed prefix diverged at step %zu: '%s' then, '%s' now\n", s.name.c_str(),
-                                i + 1, i < last.labels.size() ? last.labels[i].c_str() : "(none)",
-                                i < o.labels.size() ? o.labels[i].c_str() : "(none)");
+                    std::printf("    %s: a replayed prefix diverged at step %zu: '%s' of %u then, '%s' of %u now "
+                                "(prefix %s)\n",
+                                s.name.c_str(), i + 1, i < last.labels.size() ? last.labels[i].c_str() : "(none)",
+                                i < last.counts.size() ? last.counts[i] : 0,
+                                i < o.labels.size() ? o.labels[i].c_str() : "(none)", i < o.counts.size() ? o.counts[i] : 0,
+                                joined(prefix).c_str());
                 if (t.diverged == 1)
                     for (const std::string &f : o.failures) std::printf("      its failure: %s\n", f.c_str());
                 break;
             }
         last = o;
-        note(t, o, s.name + ":" + joined(o.choices));
+        note(s, t, o, s.name + ":" + joined(o.choices));
         // Backtrack: the deepest choice with an option left.
         size_t i = o.choices.size();
         while (i > 0 && o.choices[i - 1] + 1 >= o.counts[i - 1]) --i;
@@ -169,7 +215,7 @@ Tally explore_one(const Scenario &s, size_t dfs_cap, size_t samples, uint64_t se
         const uint64_t seed = seed0 + k;
         const Outcome o = run_child(s, {}, true, seed);
         ++t.sampled;
-        note(t, o, s.name + ":seed=" + std::to_string(seed));
+        note(s, t, o, s.name + ":seed=" + std::to_string(seed));
     }
     return t;
 }
@@ -182,14 +228,7 @@ int replay(const std::string &spec) {
         std::vector<uint32_t> prefix;
         bool sample = false;
         uint64_t seed = 0;
-        if (rest.rfind("seed=", 0) == 0) {
-            sample = true;
-            seed = std::strtoull(rest.c_str() + 5, nullptr, 10);
-        } else {
-            std::stringstream in(rest);
-            for (std::string x; std::getline(in, x, ',');)
-                if (!x.empty()) prefix.push_back(static_cast<uint32_t>(std::stoul(x)));
-        }
+        parse_schedule(rest, &prefix, &sample, &seed);
         const Outcome o = run_child(s, prefix, sample, seed);
         std::printf("replay %s: %s\n", spec.c_str(), o.failures.empty() ? "passes" : "FAILS");
         print_schedule(o);
@@ -220,15 +259,26 @@ std::string report(const Scenario &s, const Tally &t, bool *bad) {
         out += t.failing ? " -- FAILED\n" : "\n";
         *bad = *bad || t.failing;
     }
-    if (t.failing) {
-        out += "    first failing schedule (replay: CLDMABUF_EXPLORE_REPLAY=" + t.first_failure + "):\n";
-        for (size_t i = 0; i < t.first.labels.size(); ++i) {
-            std::snprintf(line, sizeof line, "      %3zu. [%u/%u] %s\n", i + 1, t.first.choices[i], t.first.counts[i],
-                          t.first.labels[i].c_str());
+    auto schedule = [&](const char *what, const std::string &replay, const Outcome &o) {
+        out += std::string("    first ") + what + " schedule (replay: CLDMABUF_EXPLORE_REPLAY=" + replay + "):\n";
+        for (size_t i = 0; i < o.labels.size(); ++i) {
+            std::snprintf(line, sizeof line, "      %3zu. [%u/%u] %s\n", i + 1, o.choices[i], o.counts[i],
+                          o.labels[i].c_str());
             out += line;
         }
-        for (const std::string &f : t.first.failures) out += "    failure: " + f + "\n";
+        for (const std::string &f : o.failures) out += "    failure: " + f + "\n";
+    };
+    if (!s.known_failures.empty()) {
+        std::snprintf(line, sizeof line, "    %zu schedules failed only with its known failures; its witness %s:%s ",
+                      t.known, s.name.c_str(), s.known_witness.c_str());
+        out += line;
+        out += t.witness_fails ? "still fails with them -- known defect\n"
+                               : "does not fail with them now -- the known defect is gone? drop it\n";
+        *bad = *bad || !t.witness_fails;
+        if (!t.witness_fails) schedule("witness", s.name + ":" + s.known_witness, t.witness);
+        else if (!t.failing) schedule("known-defect", s.name + ":" + s.known_witness, t.witness);
     }
+    if (t.failing) schedule("failing", t.first_failure, t.first);
     return out;
 }
 
@@ -246,7 +296,7 @@ int main() {
     if (const char *r = std::getenv("CLDMABUF_EXPLORE_REPLAY"); r && *r) return replay(r);
     const size_t dfs_cap = static_cast<size_t>(env_number("CLDMABUF_EXPLORE_DFS", 400));
     const size_t samples = static_cast<size_t>(env_number("CLDMABUF_EXPLORE_SAMPLES", 200));
-    const double budget = static_cast<double>(env_number("CLDMABUF_EXPLORE_BUDGET_S", 50));
+    const double budget = static_cast<double>(env_number("CLDMABUF_EXPLORE_BUDGET_S", 70));
     const size_t jobs = static_cast<size_t>(std::max(1L, env_number("CLDMABUF_EXPLORE_JOBS", 2)));
     const uint64_t seed0 = static_cast<uint64_t>(env_number("CLDMABUF_EXPLORE_SEED", 1));
     const char *only = std::getenv("CLDMABUF_EXPLORE_SCENARIOS");

@@ -95,6 +95,10 @@ std::vector<Scenario> make() {
 
     for (Scenario &s : two_queue_scenarios()) list.push_back(std::move(s));
     for (Scenario &s : fast_path_scenarios()) list.push_back(std::move(s));
+    for (Scenario &s : out_of_order_scenarios()) list.push_back(std::move(s));
+    for (Scenario &s : mapping_cache_scenarios()) list.push_back(std::move(s));
+    for (Scenario &s : fence_scenarios()) list.push_back(std::move(s));
+    for (Scenario &s : blitter_scenarios()) list.push_back(std::move(s));
     return list;
 }
 

@@ -5,31 +5,6 @@
 #include "chunks.hpp"
 
 namespace explore {
-namespace {
-
-// An acquire with no wait list on a queue that clFinish left idle: done at
-// once, the queue known idle (quiet), as on a queue that never failed.
-Chunk fast_acquire(const std::string &mem, const std::string &ev) {
-    return {"acquire " + mem + " (must be fast)", [=](World &w) {
-                const auto before = layer_stats(w);
-                cl_event e = nullptr;
-                const cl_int err = w.acquire(w.queue, 1, &w.mems[mem], 0, nullptr, &e);
-                if (err != CL_SUCCESS) w.fail("acquire " + mem + ": " + std::to_string(err));
-                w.events[ev] = e;
-                const auto after = layer_stats(w);
-                const cl_ulong fast = after[CL_STATS_FAST_HANDOFFS_CLDMABUF] - before[CL_STATS_FAST_HANDOFFS_CLDMABUF];
-                const cl_ulong quiet =
-                    after[CL_STATS_QUIET_HANDOFFS_CLDMABUF] - before[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
-                const cl_ulong queued =
-                    after[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF];
-                if (fast != 1 || quiet != 1)
-                    w.fail("the acquire after the reported failure was not fast on the idle queue: fast handoffs +" +
-                           std::to_string(fast) + ", quiet +" + std::to_string(quiet) + ", queued +" +
-                           std::to_string(queued));
-            }};
-}
-
-}  // namespace
 
 std::vector<Scenario> fast_path_scenarios() {
     std::vector<Scenario> list;

@@ -1,7 +1,9 @@
 // The scenarios of two queues over one dma-buf on the zero-copy route (the
 // test ICD's default): d, two imports handed off on both queues at once, each
 // writing its own words; e, a map/unmap of an acquired import, the unmap's
-// event waited on by the other queue.
+// event waited on by the other queue; h (and h-copy on the copy route), a
+// map/unmap of one import interleaved with the other's handoff on the other
+// queue.
 #include <cstring>
 
 #include "chunks.hpp"
@@ -20,14 +22,17 @@ uint32_t halves[kWords];
 void *mapped = nullptr;
 uint64_t ends_before_unmap = 0;
 
-// The CPU writes v1, the whole buffer, through a blocking map for writing.
-Chunk map_and_write(const std::string &mem) {
-    return {"map " + mem + " (blocking), the CPU writes v1", [=](World &w) {
+// The CPU writes words [first, first + count) of v1 through a blocking map
+// (of those words) for writing.
+Chunk map_and_write(const std::string &mem, size_t first = 0, size_t count = kWords) {
+    const std::string words =
+        count == kWords ? "" : " words " + std::to_string(first) + ".." + std::to_string(first + count - 1);
+    return {"map " + mem + words + " (blocking), the CPU writes v1", [=](World &w) {
                 cl_int err = CL_OUT_OF_RESOURCES;
-                mapped = clEnqueueMapBuffer(w.queue, w.mems[mem], CL_TRUE, CL_MAP_WRITE, 0, kBytes, 0, nullptr,
-                                            nullptr, &err);
+                mapped = clEnqueueMapBuffer(w.queue, w.mems[mem], CL_TRUE, CL_MAP_WRITE, first * 4, count * 4, 0,
+                                            nullptr, nullptr, &err);
                 if (err != CL_SUCCESS || !mapped) return w.fail("map " + mem + ": " + std::to_string(err));
-                std::memcpy(mapped, values[1], kBytes);
+                std::memcpy(mapped, values[1] + first, count * 4);
             }};
 }
 
@@ -121,6 +126,36 @@ std::vector<Scenario> two_queue_scenarios() {
     e.between = end_before_marker;
     e.check = [](World &w) { check_end(w, 1); };
     list.push_back(e);
+
+    // A map/unmap of X on q0 while Y is acquired, written and released on q1:
+    // the CPU's words through the map and Y's kernel both land.
+    Scenario h;
+    h.name = "h";
+    h.summary = "map X (blocking), the CPU writes v1's first half, unmap, release on q0, interleaved with Y's "
+                "acquire/write v2's second half/release on q1";
+    h.setup = d.setup;
+    h.program = [](World &) {
+        return std::vector<Chunk>{user_event("ue"),
+                                  acquire("X", "acqX", "ue"),
+                                  acquire("Y", "acqY", "", 1),
+                                  write("Y", 2, "wY", 1, kHalf, kWords - kHalf),
+                                  complete("ue", CL_COMPLETE),
+                                  map_and_write("X", 0, kHalf),
+                                  release("Y", "relY", 1),
+                                  unmap("X", "unmap"),
+                                  release("X", "relX"),
+                                  finish({{"acqX", true}, {"unmap", true}, {"relX", true}}, true),
+                                  finish({{"acqY", true}, {"wY", true}, {"relY", true}}, true, 1),
+                                  release_everything()};
+    };
+    h.check = d.check;
+    list.push_back(h);
+
+    Scenario h_copy = h;
+    h_copy.name = "h-copy";
+    h_copy.summary = "h on the copy route (CLDMABUF_IMPORT=copy)";
+    h_copy.env = {{"CLDMABUF_IMPORT", "copy"}};
+    list.push_back(h_copy);
     return list;
 }
 

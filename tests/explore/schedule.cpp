@@ -14,9 +14,12 @@
 #include <thread>
 
 #include "explorer.hpp"
+#include "vgen9_control.hpp"
 
 namespace explore {
 namespace {
+
+using cldmabuf::test::vgen9;
 
 // The test ICD's manual-mode controls (tests/icd/testicd.hpp) and the
 // layer's worker-manual ones (layer/entry/extensions.cpp).
@@ -128,7 +131,12 @@ public:
             for (const HeldKey &k : held_jobs(w_.platform)) working += k.running;
             cl_ulong waiters[2] = {0, 0};
             clGetPlatformInfo(w_.platform, kWaiters, sizeof waiters, waiters, nullptr);
-            if (waiters[0] == waiters[1] && working == waiters[1] + layer_waiters(w_.platform)) {
+            // Threads polling the virtual Gen9's fences (a blitter batch's,
+            // a producer's, a release's) wait for a step too.
+            uint64_t fence_waiters[2] = {0, 0};
+            if (vgen9().fence_waiters) vgen9().fence_waiters(fence_waiters);
+            if (waiters[0] == waiters[1] && fence_waiters[0] == fence_waiters[1] &&
+                working == waiters[1] + layer_waiters(w_.platform) + fence_waiters[1]) {
                 if (++seen == 3) return true;
             } else {
                 seen = 0;
@@ -178,6 +186,14 @@ public:
                     cl_ulong k = key;
                     if (clGetPlatformInfo(w_.platform, kRunHeldJob, sizeof k, &k, nullptr) != CL_SUCCESS)
                         w_.fail("the layer refused to run a held worker job");
+                });
+            }
+            // The virtual Gen9's engine in manual mode (a scenario's set-up
+            // turns it on): a batch whose waits ended runs when chosen.
+            if (w_.facts["gpu manual"] && vgen9().ready_batches && vgen9().ready_batches() > 0) {
+                options.push_back("gpu: run a blitter batch");
+                actions.push_back([this] {
+                    if (vgen9().tick(1) != 1) w_.fail("the virtual Gen9 ran no batch on its tick");
                 });
             }
             if (!app_.busy() && next_chunk < chunks.size()) {
