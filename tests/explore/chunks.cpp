@@ -10,6 +10,7 @@
 
 #include <linux/dma-buf.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +66,18 @@ bool layer_has_fence_source(World &w) {
 }
 
 cl_command_queue queue_of(World &w, int q) { return q ? w.other : w.queue; }
+
+// The events named in `after`, comma-separated (a wait list).
+std::vector<cl_event> wait_list(World &w, const std::string &after) {
+    std::vector<cl_event> out;
+    size_t at = 0;
+    while (at < after.size()) {
+        const size_t comma = std::min(after.find(',', at), after.size());
+        out.push_back(w.events[after.substr(at, comma - at)]);
+        at = comma + 1;
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -146,9 +159,10 @@ Chunk user_event(const std::string &name) {
 
 Chunk acquire(const std::string &mem, const std::string &ev, const std::string &after, int q) {
     return {"acquire " + mem + (q ? " on q1" : "") + (after.empty() ? "" : " after " + after), [=](World &w) {
-                cl_event wait = after.empty() ? nullptr : w.events[after];
+                const std::vector<cl_event> waits = wait_list(w, after);
                 cl_event e = nullptr;
-                const cl_int err = w.acquire(queue_of(w, q), 1, &w.mems[mem], wait ? 1 : 0, wait ? &wait : nullptr, &e);
+                const cl_int err = w.acquire(queue_of(w, q), 1, &w.mems[mem], static_cast<cl_uint>(waits.size()),
+                                             waits.empty() ? nullptr : waits.data(), &e);
                 if (err != CL_SUCCESS) w.fail("acquire " + mem + ": " + std::to_string(err));
                 w.events[ev] = e;
             }};
@@ -161,10 +175,11 @@ Chunk write(const std::string &mem, int v, const std::string &ev, int q, size_t 
     return {"write v" + std::to_string(v) + words + " to " + mem + (q ? " on q1" : "") +
                 (after.empty() ? "" : " after " + after),
             [=](World &w) {
-                cl_event wait = after.empty() ? nullptr : w.events[after];
+                const std::vector<cl_event> waits = wait_list(w, after);
                 cl_event e = nullptr;
                 const cl_int err = clEnqueueWriteBuffer(queue_of(w, q), w.mems[mem], CL_FALSE, first * 4, count * 4,
-                                                        values[v] + first, wait ? 1 : 0, wait ? &wait : nullptr, &e);
+                                                        values[v] + first, static_cast<cl_uint>(waits.size()),
+                                                        waits.empty() ? nullptr : waits.data(), &e);
                 if (err != CL_SUCCESS) w.fail("write " + mem + ": " + std::to_string(err));
                 w.events[ev] = e;
             }};
@@ -184,10 +199,10 @@ void fence_while_writing(World &w, const std::string &acq, const std::string &wr
 
 Chunk release(const std::string &mem, const std::string &ev, int q, const std::string &after) {
     return {"release " + mem + (q ? " on q1" : "") + (after.empty() ? "" : " after " + after), [=](World &w) {
-                cl_event wait = after.empty() ? nullptr : w.events[after];
+                const std::vector<cl_event> waits = wait_list(w, after);
                 cl_event e = nullptr;
-                const cl_int err =
-                    w.release(queue_of(w, q), 1, &w.mems[mem], wait ? 1 : 0, wait ? &wait : nullptr, &e);
+                const cl_int err = w.release(queue_of(w, q), 1, &w.mems[mem], static_cast<cl_uint>(waits.size()),
+                                             waits.empty() ? nullptr : waits.data(), &e);
                 if (err != CL_SUCCESS) w.fail("release " + mem + ": " + std::to_string(err));
                 w.events[ev] = e;
             }};

@@ -44,8 +44,9 @@ uint64_t sync_ends();
 // ---- the chunks (q: 0 or 1, the queue) ----
 Chunk user_event(const std::string &name);
 Chunk acquire(const std::string &mem, const std::string &ev, const std::string &after, int q = 0);
-// Words [first, first + count) of v written to `mem`, after event `after`
-// where one is named (what orders commands on an out-of-order queue).
+// Words [first, first + count) of v written to `mem`, after the events
+// named in `after` (comma-separated; what orders commands on an
+// out-of-order queue), as acquire and release take them.
 Chunk write(const std::string &mem, int v, const std::string &ev, int q = 0, size_t first = 0,
             size_t count = kWords, const std::string &after = "");
 Chunk release(const std::string &mem, const std::string &ev, int q = 0, const std::string &after = "");

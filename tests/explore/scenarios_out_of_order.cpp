@@ -2,7 +2,8 @@
 // one dma-buf, each handed off twice in a row (g on the zero-copy route,
 // g-copy on the copy route): X on queue 0 (in order) writes v1 then v2 to
 // the first half behind a user event; Y on queue 1 (out of order, its
-// commands chained by their events) writes v1 then v2 to the second half.
+// commands chained by their events) writes v1 then v2 to the second half,
+// v2 as two writes the queue may run in either order.
 // The dma-buf ends with v2, every word: a release that wrote back a stale
 // half, or lost the other import's, shows.
 #include "chunks.hpp"
@@ -39,22 +40,24 @@ Scenario pipelined_twice(const std::string &name, const std::string &route_summa
                                   write("X", 2, "wX2", 0, 0, kHalf),
                                   release("X", "relX2"),
                                   acquire("Y", "acqY2", "relY1", 1),
-                                  write("Y", 2, "wY2", 1, kHalf, rest, "acqY2"),
-                                  release("Y", "relY2", 1, "wY2"),
+                                  write("Y", 2, "wY2", 1, kHalf, rest / 2, "acqY2"),
+                                  write("Y", 2, "wY2b", 1, kHalf + rest / 2, rest - rest / 2, "acqY2"),
+                                  release("Y", "relY2", 1, "wY2,wY2b"),
                                   complete("ue", CL_COMPLETE),
                                   finish({{"acqX1", true}, {"wX1", true}, {"relX1", true}, {"acqX2", true},
                                           {"wX2", true}, {"relX2", true}},
                                          true),
                                   finish({{"acqY1", true}, {"wY1", true}, {"relY1", true}, {"acqY2", true},
-                                          {"wY2", true}, {"relY2", true}},
+                                          {"wY2", true}, {"wY2b", true}, {"relY2", true}},
                                          true, 1),
                                   release_everything()};
     };
     g.check = [](World &w) { check_end(w, 2); };
-    // Y's release fence is handed to X's acquire, which has not opened (its
-    // user event is pending on q0): Y's write runs with no fence on the
-    // dma-buf (README.md, "Known defects").
-    g.known_failures = {"the dma-buf has no writer's fence while wY"};
+    // One import's release fence is handed to the other's acquire, which has
+    // not opened (X's waits for the user event on q0, Y's for its first
+    // release): the write runs with no fence on the dma-buf (README.md,
+    // "Known defects").
+    g.known_failures = {"the dma-buf has no writer's fence while w"};
     g.known_witness = "seed=1";
     g.between = [](World &w) {
         fence_while_writing(w, "acqX2", "wX2", "relX2");
