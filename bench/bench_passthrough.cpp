@@ -17,12 +17,17 @@
 //                        nine arguments: three on the stack)
 //   read_refused         clEnqueueReadBuffer into a NULL pointer on a plain buffer: refused by the ICD
 //                        (overridden: the host-access check, the count, then the ICD)
+//   ndrange_empty        clEnqueueNDRangeKernel of an empty kernel, one work-item: a command the ICD
+//                        makes (counted pass-through), clFinish after every 256 (in the time)
+//   marker               clEnqueueMarkerWithWaitList(q, 0, NULL, NULL): the same for a marker
 //
 // The *_refused loops measure the call's way through the layer and not a
-// command: the ICD answers an error before it makes one.
+// command: the ICD answers an error before it makes one.  ndrange_empty and
+// marker are what an application sees: the layer's share of an enqueue the
+// ICD carries out (a tenth of --calls each: the ICD's own cost is larger).
 //
 // Output: one line per call, "PT <name> <ns/call median> <min> <reps>".
-// --callgrind: run each loop once between CALLGRIND_ZERO_STATS and
+// --callgrind: run each loop but the ICD's commands once between CALLGRIND_ZERO_STATS and
 // CALLGRIND_DUMP_STATS_AT("<name>"), for instruction counts per call
 // (valgrind --tool=callgrind --instr-atstart=no ...).
 #if __has_include(<valgrind/callgrind.h>)
@@ -53,10 +58,13 @@ using Clock = std::chrono::steady_clock;
 const char *kernel_source = R"(
 kernel void k(global uint *buf, uint value) { buf[get_global_id(0)] = value; }
 )";
+const char *empty_source = "kernel void empty(void) {}";
+constexpr long kFinishEvery = 256;
 
 struct Loop {
     const char *name;
     std::function<void(long)> run;  // n calls (pairs count as one)
+    long divisor = 1;               // runs --calls / divisor calls
 };
 
 volatile cl_int sink;  // keeps results observable
@@ -82,6 +90,7 @@ int main(int argc, char **argv) {
     try {
         e2e::ClEnv env;
         cl_kernel kernel = env.build_kernel(kernel_source, "k");
+        cl_kernel empty = env.build_kernel(empty_source, "empty");
         cl_int err = CL_SUCCESS;
         cl_mem buf = clCreateBuffer(env.context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
         if (!buf) throw std::runtime_error("clCreateBuffer failed");
@@ -140,6 +149,26 @@ int main(int argc, char **argv) {
                  for (long i = 0; i < n; ++i)
                      sink = clEnqueueReadBuffer(env.queue, buf, CL_FALSE, 0, 1, nullptr, 0, nullptr, nullptr);
              }},
+            {"ndrange_empty",
+             [&](long n) {
+                 const size_t global = 1;
+                 for (long i = 0; i < n; ++i) {
+                     sink = clEnqueueNDRangeKernel(env.queue, empty, 1, nullptr, &global, nullptr, 0, nullptr,
+                                                   nullptr);
+                     if (i % kFinishEvery == kFinishEvery - 1) clFinish(env.queue);
+                 }
+                 clFinish(env.queue);
+             },
+             10},
+            {"marker",
+             [&](long n) {
+                 for (long i = 0; i < n; ++i) {
+                     sink = clEnqueueMarkerWithWaitList(env.queue, 0, nullptr, nullptr);
+                     if (i % kFinishEvery == kFinishEvery - 1) clFinish(env.queue);
+                 }
+                 clFinish(env.queue);
+             },
+             10},
         };
 
         // The *_refused loops must not enqueue anything.
@@ -149,30 +178,42 @@ int main(int argc, char **argv) {
                     loop.run(1);
                     if (sink == CL_SUCCESS) throw std::runtime_error(std::string(name) + ": the ICD did not refuse");
                 }
+        // ... and the others must make their command.
+        for (const char *name : {"ndrange_empty", "marker"})
+            for (const Loop &loop : loops)
+                if (!std::strcmp(loop.name, name)) {
+                    loop.run(1);
+                    if (sink != CL_SUCCESS) throw std::runtime_error(std::string(name) + ": the ICD refused: " +
+                                                                     std::to_string(sink));
+                }
 
         for (const Loop &loop : loops) {
             if (!only.empty() && only != loop.name) continue;
-            loop.run(std::min(calls, 10000L));  // warm-up
+            const long n = std::max(1L, calls / loop.divisor);
+            loop.run(std::min(n, 10000L));  // warm-up
             if (callgrind) {
+                // The ICD's worker threads would count into the totals.
+                if (loop.divisor != 1) continue;
                 CALLGRIND_START_INSTRUMENTATION;
                 CALLGRIND_ZERO_STATS;
-                loop.run(calls);
+                loop.run(n);
                 CALLGRIND_DUMP_STATS_AT(loop.name);
                 CALLGRIND_STOP_INSTRUMENTATION;
-                std::printf("CG %s %ld\n", loop.name, calls);
+                std::printf("CG %s %ld\n", loop.name, n);
                 continue;
             }
             std::vector<double> ns;
             for (int r = 0; r < reps; ++r) {
                 auto t0 = Clock::now();
-                loop.run(calls);
-                ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / calls);
+                loop.run(n);
+                ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / n);
             }
             std::sort(ns.begin(), ns.end());
             std::printf("PT %s %.2f %.2f %d\n", loop.name, ns[ns.size() / 2], ns.front(), reps);
             std::fflush(stdout);
         }
         clReleaseMemObject(buf);
+        clReleaseKernel(empty);
         clReleaseKernel(kernel);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench-passthrough: %s\n", e.what());
