@@ -34,10 +34,11 @@
 // the ICD's queue state that command left.
 //
 // Counted as landed at once, never in flight: a command that began while no
-// import was alive (the naked pass-throughs' fast half).  Its time in flight
-// cannot matter: whatever it uses existed before any import did, so no
-// handoff or blitter copy can be about its memory, and an application that
-// raced it against its own later commands cannot rely on its order anyway.
+// import was alive (the pass-throughs' fast half, layer/queue/passthrough.hpp).
+// Its time in flight cannot matter: whatever it uses existed before any
+// import did, so no handoff or blitter copy can be about its memory, and an
+// application that raced it against its own later commands cannot rely on
+// its order anyway.
 //
 // What the word cannot see: an extension enqueue the ICD hands out by name
 // that the layer could not put behind a counting trampoline
@@ -49,8 +50,6 @@
 #include <atomic>
 #include <cstdint>
 
-#include "layer/queue/fast_path.hpp"
-
 // Every target Debian builds the layer for but armel has them (i386: cmpxchg8b,
 // armhf: ldrexd/strexd); a lock behind the word would make every counted
 // enqueue take it.
@@ -60,7 +59,7 @@ static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) && std::atomic<u
 namespace cldmabuf {
 
 namespace enqueue_epoch_detail {
-// Hidden: the pass-throughs address it relative to the code (one instruction).
+// Hidden: addressed relative to the code, no GOT load on the pass-throughs.
 extern std::atomic<uint64_t> word __attribute__((visibility("hidden")));
 extern std::atomic<bool> unseen __attribute__((visibility("hidden")));
 }  // namespace enqueue_epoch_detail
@@ -87,16 +86,7 @@ inline void end_command() { enqueue_epoch_detail::word.fetch_add(kEpochOne - kIn
 
 // A command counted as landed at once (see above), or a mark of the layer's
 // own that makes every earlier reading stale (layer/blit/fence_chain).
-inline void count_landed() {
-#if CLDMABUF_FAST_PATHS_ASM
-    // layer/queue/fast_path_<arch>.hpp: the add on the one word, nothing else.
-    asm volatile(CLDMABUF_ASM_COUNT_LANDED
-                 : "+m"(*reinterpret_cast<uint64_t *>(&enqueue_epoch_detail::word))
-                 : "i"(kEpochOne));
-#else
-    enqueue_epoch_detail::word.fetch_add(kEpochOne, std::memory_order_acq_rel);
-#endif
-}
+inline void count_landed() { enqueue_epoch_detail::word.fetch_add(kEpochOne, std::memory_order_acq_rel); }
 
 // begin_command() for its scope: the entry chains and the layer's own
 // commands that go to the ICD (end_command() when it returns).

@@ -18,36 +18,8 @@ constexpr int kPool = 256;
 // before any call), never changed after.
 void *targets[kPool] __attribute__((visibility("hidden")));
 
-#if CLDMABUF_FAST_PATHS_ASM
-
-// layer/queue/fast_path_<arch>.hpp: the entry loads its index and jumps to
-// the common part, which jumps on to the target or, with an import alive,
-// to the tracked part.  Naked assembly, which no sanitizer instruments.
-using Entry = void (*)();
-
-[[gnu::naked, gnu::no_sanitize("thread", "address", "undefined")]] void tracked_common() {
-    asm(CLDMABUF_ASM_TRAMPOLINE_TRACKED
-        :
-        : CLDMABUF_ASM_SYMBOL(&enqueue_epoch_detail::word), CLDMABUF_ASM_SYMBOL(&targets),
-          "i"(kEpochOne - kInFlightOne));
-}
-
-[[gnu::naked, gnu::no_sanitize("thread", "address", "undefined")]] void common() {
-    asm(CLDMABUF_ASM_TRAMPOLINE_COMMON
-        :
-        : CLDMABUF_ASM_SYMBOL(&import_registry_detail::live), CLDMABUF_ASM_SYMBOL(&tracked_common),
-          "i"(kEpochOne), CLDMABUF_ASM_SYMBOL(&enqueue_epoch_detail::word), CLDMABUF_ASM_SYMBOL(&targets));
-}
-
-template <int I>
-[[gnu::naked, gnu::no_sanitize("thread", "address", "undefined")]] void trampoline() {
-    asm(CLDMABUF_ASM_TRAMPOLINE_ENTRY : : "i"(I), CLDMABUF_ASM_SYMBOL(&common));
-}
-
-#else
-
-// The portable form (layer/queue/fast_path.hpp): a C++ function of 22
-// 64-bit arguments' worth of machine words, which on every ABI Debian builds for (SysV x86-64 and
+// A trampoline is a C++ function of 22 64-bit arguments' worth of machine
+// words, which on every ABI Debian builds for (SysV x86-64 and
 // i386, AAPCS64, AAPCS-VFP) reaches the target with the caller's integer
 // registers and stack words as they came: the target reads only those it
 // declares; a 64-bit argument of a 32-bit target is two words in the same
@@ -60,7 +32,7 @@ template <int I>
 // target's pair).
 using Word = uintptr_t;
 // 22 arguments of up to 64 bits: 22 words on a 64-bit target, 44 on a
-// 32-bit one (the x86-64 assembly: 6 registers and 16 stack words).
+// 32-bit one.
 #if UINTPTR_MAX == 0xffffffffffffffffu
 #define CLDMABUF_WORDS(X) \
     X(0), X(1), X(2), X(3), X(4), X(5), X(6), X(7), X(8), X(9), X(10), X(11), X(12), X(13), X(14), X(15), \
@@ -82,7 +54,7 @@ using Entry = uint64_t (*)(CLDMABUF_WORDS(CLDMABUF_WORD_TYPE));
 // change one an argument is in, and general-regs-only would not inline them.
 // So the word and the live-import count are read and added with the
 // builtins the inline helpers compile to (the same orders: epoch.hpp,
-// registry.hpp), and no sanitizer instruments it, like the assembly.
+// registry.hpp), and no sanitizer instruments it.
 //
 // general-regs-only where floating-point or vector registers carry arguments
 // or results (x86-64, AAPCS64, AAPCS-VFP).  Not on i386: every argument is on
@@ -120,8 +92,6 @@ static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) && sizeof(std::a
 #undef CLDMABUF_WORD_PARAM
 #undef CLDMABUF_WORD_ARG
 #undef CLDMABUF_WORD_TYPE
-
-#endif
 
 template <int... I>
 constexpr std::array<Entry, kPool> make_pool(std::integer_sequence<int, I...>) {

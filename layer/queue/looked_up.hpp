@@ -11,16 +11,16 @@
 // Like a pass-through (layer/queue/passthrough.hpp): while no import is
 // alive the command is counted as landed and the trampoline jumps to the
 // ICD's function; otherwise it calls it inside a frame that counts it in
-// flight until it returns (the frame copies 16 stack words of arguments:
-// 22 arguments in all, more than any clEnqueue* takes).
+// flight until it returns.  It forwards 22 arguments of up to 64 bits, more
+// than any clEnqueue* takes.
 //
 // A pool of 256, one trampoline per distinct ICD function (the same
-// function asked again, for any name or platform, gets the same one back);
-// past it the ICD's function is handed out and the enqueue noted unseen.
-// The trampolines take the build's fast-path form (layer/queue/fast_path.hpp:
-// assembly where it pays, portable C++ elsewhere and under TSan); no
-// sanitizer instruments either, so every build uses them (the word is
-// relaxed there as everywhere).
+// function asked again, for any name or platform, gets the same one back):
+// a trampoline cannot know its target from its arguments, whose types it
+// does not know, so each has its own slot to read it from.  Past the pool
+// the ICD's function is handed out and the enqueue noted unseen.  Plain C++
+// on every target (looked_up.cpp says how it keeps every argument); no
+// sanitizer instruments it (the word is relaxed there as everywhere).
 #pragma once
 
 namespace cldmabuf {

@@ -6,25 +6,19 @@
 // slots take which.
 //
 // While no import is alive a command is counted as landed at once (the word's
-// own argument says why that is sound), so the fast half of every slot is
-// the same four instructions: a compare and a branch on the live-import
-// count, the locked add and the tail jump through next() — no frame,
-// bench-passthrough's enqueue loops measure it.  Otherwise the slot's slow
-// half, reached by a jump with the caller's registers and stack untouched:
-// for a counted slot a frame that counts the command in flight around the
-// ICD's call (tracked(), below), for a checked slot its entry chain, which
-// does the same after its checks.  Installed with wrap(): a slot the target
-// leaves NULL stays NULL.
+// own argument says why that is sound) and the slot tail-calls next()'s
+// function.  Otherwise the slot's slow half: for a counted slot a frame that
+// counts the command in flight around the ICD's call (Tracked, below), for a
+// checked slot its entry chain, which does the same after its checks.
+// Installed with wrap(): a slot the target leaves NULL stays NULL.
 //
-// Where layer/queue/fast_path.hpp has assembly for the target, the fast half
-// is written out in a naked function (fast_path_<arch>.hpp says why): naked,
-// no compiler option (frame pointers, -O0) can put a frame before the jump.
-// Elsewhere, in TSan builds (so the sanitizer sees the word's writes) and
-// with -Dfast_paths=portable, the C++ form below, with the same guarantees.
+// Plain C++ on every target.  GCC gives some slots a frame around the tail
+// call (stack arguments copied out and back); bench/compare-layers measured
+// that against a naked assembly form on PoCL and found no difference beyond
+// the runs' spread, and neither is visible next to the ICD's own enqueue
+// (docs/benchmarks.md, "The pass-through's form").
 #pragma once
 
-#include <atomic>
-#include <cstddef>
 #include <type_traits>
 
 #include "layer/core/dispatch.hpp"
@@ -52,23 +46,11 @@ struct CountedUnlessImports;
 
 template <auto Slot, auto Slow, typename R, typename... Args>
 struct CountedUnlessImports<Slot, Slow, R(CL_API_CALL *)(Args...)> {
-#if CLDMABUF_FAST_PATHS_ASM
-    static_assert(sizeof(std::atomic<size_t>) == sizeof(void *) && std::atomic<size_t>::is_always_lock_free,
-                  "the naked pass-through compares the live-import count as one machine word");
-    [[gnu::naked]] static R CL_API_CALL call(Args...) {
-        asm(CLDMABUF_ASM_PASSTHROUGH  // layer/queue/fast_path_<arch>.hpp
-            :
-            : CLDMABUF_ASM_SYMBOL(&import_registry_detail::live), CLDMABUF_ASM_SYMBOL(Slow), "i"(kEpochOne),
-              CLDMABUF_ASM_SYMBOL(&enqueue_epoch_detail::word),
-              CLDMABUF_ASM_SYMBOL(&(dispatch_tables::guarded_next.*Slot)));
-    }
-#else
     static R CL_API_CALL call(Args... args) {
         if (__builtin_expect(!no_imports(), 0)) return Slow(args...);
         count_landed();
         return (next().*Slot)(args...);
     }
-#endif
 };
 
 template <auto Slot>

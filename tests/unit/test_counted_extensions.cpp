@@ -5,11 +5,9 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <cstdint>
-#include <string>
 
 #include "layer/queue/looked_up.hpp"
 #include "layer/queue/epoch.hpp"
-#include "layer/queue/fast_path.hpp"
 #include "layer/core/registry.hpp"
 
 using namespace cldmabuf;
@@ -88,19 +86,12 @@ TEST_CASE("with an import alive a trampoline keeps the command in flight until t
     CHECK(in_flight_seen == before.in_flight());
 }
 
-// Issue #29: one interface, two forms (layer/queue/fast_path.hpp).  The
-// build says which it was configured for (tests/unit/meson.build: the
-// portable form on every target without assembly, in TSan builds and with
-// -Dfast_paths=portable), so a portable run cannot pass on the assembly or
-// the other way round; the cases above hold for both.
-TEST_CASE("the fast paths took the form this build was configured for, and it has trampolines", "[trampoline]") {
-    CHECK(std::string(kFastPathsForm) == CLDMABUF_EXPECT_FAST_PATHS);
-    CHECK(counted_extension_capacity() == 256);
-}
+// Every build has the pool, so a looked-up enqueue never turns the word's
+// users off below its size.
+TEST_CASE("every build has the trampoline pool", "[trampoline]") { CHECK(counted_extension_capacity() == 256); }
 
-// Sixteen stack words past the registers are what the x86-64 trampolines
-// copy; the portable ones forward 22 arguments of up to 64 bits: the most
-// clEnqueue* arguments any (clEnqueueNativeKernel: 10) far exceed neither.
+// The trampolines forward 22 arguments of up to 64 bits: far more than any
+// clEnqueue* takes (clEnqueueNativeKernel: 10).
 int64_t twenty(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g, int64_t h, int64_t i,
                int64_t j, int64_t k, int64_t l, int64_t m, int64_t n, int64_t o, int64_t p, int64_t q, int64_t r,
                int64_t s, int64_t t) {
