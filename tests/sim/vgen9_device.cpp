@@ -27,8 +27,12 @@
 namespace vgen9sim {
 namespace {
 
+// Plain data, constant-initialised: a hook can run before this library's own
+// constructors (another library's constructor that stats or opens a file, as
+// FFmpeg's libraries do), and a std::string here would be reset by its
+// constructor after that first call had filled it in.
 int g_minor = -1;
-std::string g_node;
+char g_node[32];
 
 // The answer of a tracked fd's kind when the table has no entry for `req`.
 int unmodelled(IoctlCall &c) {
@@ -68,16 +72,14 @@ int node_minor() {
             snprintf(q, sizeof q, "/sys/dev/char/226:%d", m);
             if (real().stat(p, &st) != 0 && real().stat(q, &st) != 0) break;
         }
-        char p[64];
-        snprintf(p, sizeof p, "/dev/dri/renderD%d", m);
-        g_node = p;
+        snprintf(g_node, sizeof g_node, "/dev/dri/renderD%d", m);
         g_minor = m;
     }
     return g_minor;
 }
 const std::string &node_path() {
-    node_minor();
-    return g_node;
+    static const std::string path = (node_minor(), std::string(g_node));
+    return path;
 }
 
 bool is_tracked(int fd) {
