@@ -20,6 +20,7 @@ from collections import defaultdict
 # How the variants are compared: (a, b) prints RATIO .../a:b (fps of a / fps of b).
 PAIRS = [("zero-copy", "copy"), ("zero-copy", "cpu"), ("copy", "cpu"), ("copy-yuv420p", "cpu")]
 ORDER = ["zero-copy", "copy", "copy-yuv420p", "cpu", "va-only"]
+FILTERS = ["null", "transpose", "avgblur"]
 
 
 def per_round(path, warm, frames):
@@ -50,10 +51,11 @@ def spread(values):
 
 def summarise(path, warm, frames):
     """Rows (size, filter, variant, fps (med, min, max), cpu_ms (med, min, max)) and
-    ratios (size, filter, a, b, (med, min, max))."""
+    ratios (size, filter, a, b, fps ratio (med, min, max), CPU-per-frame ratio (med, min, max))."""
     data = per_round(path, warm, frames)
     rows, ratios = [], []
-    keys = sorted({(s, f) for s, f, _ in data}, key=lambda k: (int(k[0].split("x")[0]), k[1]))
+    keys = sorted({(s, f) for s, f, _ in data}, key=lambda k: (int(k[0].split("x")[0]),
+                                 FILTERS.index(k[1]) if k[1] in FILTERS else len(FILTERS), k[1]))
     for size, flt in keys:
         for variant in ORDER:
             rounds = data.get((size, flt, variant))
@@ -64,8 +66,9 @@ def summarise(path, warm, frames):
             ra, rb = data.get((size, flt, a)), data.get((size, flt, b))
             if ra and rb:
                 paired = [ra[r][0] / rb[r][0] for r in ra if r in rb and rb[r][0] > 0]
+                cpu = [ra[r][1] / rb[r][1] for r in ra if r in rb and rb[r][1] > 0]
                 if paired:
-                    ratios.append((size, flt, a, b, spread(paired)))
+                    ratios.append((size, flt, a, b, spread(paired), spread(cpu)))
     return rows, ratios
 
 
@@ -84,9 +87,11 @@ def main():
     for size, flt, variant, fps, cpu in rows:
         shown = "(any)" if variant == "va-only" else flt
         print("%-10s %-10s %-13s %8.2f [%5.2f-%5.2f] %12.1f [%5.1f-%5.1f]" % ((size, shown, variant) + fps + cpu))
-    for size, flt, a, b, r in ratios:
+    for size, flt, a, b, r, c in ratios:
         print("RATIO fps/%s/%s/%s:%s = %.2f [%.2f-%.2f] (frames per second of %s / %s, round by round)"
               % ((size, flt, a, b) + r + (a, b)))
+        print("RATIO cpu-per-frame/%s/%s/%s:%s = %.2f [%.2f-%.2f] (CPU time per frame, all threads, of %s / %s; "
+              "steadier than fps on a loaded machine)" % ((size, flt, a, b) + c + (a, b)))
     return 0
 
 
