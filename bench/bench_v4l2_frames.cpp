@@ -11,7 +11,10 @@
 //                that does not keep its imports): clCreateBufferWithProperties,
 //                acquire, kernel, release, clFinish, clReleaseMemObject;
 //   copy         the V4L2 mmap + clEnqueueWriteBuffer into a device buffer,
-//                then the kernel and clFinish.
+//                then the kernel and clFinish;
+//   pinned       the copy a discrete GPU's application writes: the frame
+//                memcpy'd into a pinned staging buffer (CL_MEM_ALLOC_HOST_PTR,
+//                mapped once) and written to the device buffer from there.
 // Each frame's row sums are checked against the CPU's read of the mapping.
 //
 //   bench-v4l2-frames [--device /dev/videoN] [--size WxH] [--frames N] [--csv FILE]
@@ -229,7 +232,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (frames < 9) frames = 9;
+    if (frames < 12) frames = 12;
     try {
         std::unique_ptr<Source> src;
         if (synthetic) src = std::make_unique<Synthetic>(w, h);
@@ -252,8 +255,15 @@ int main(int argc, char **argv) {
         std::vector<cl_mem> pool;
         for (const auto &s : src->slots) pool.push_back(import(env, s.fd, src->size));
 
-        const char *names[] = {"import", "reimport", "copy"};
-        Stats stats[3];
+        // The pinned staging buffer, mapped for the whole run.
+        cl_mem staging = clCreateBuffer(env.context, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, src->size, nullptr, &err);
+        check(err, "clCreateBuffer(ALLOC_HOST_PTR)");
+        void *pinned = clEnqueueMapBuffer(env.queue, staging, CL_TRUE, CL_MAP_WRITE, 0, src->size, 0, nullptr, nullptr,
+                                          &err);
+        check(err, "clEnqueueMapBuffer(staging)");
+        const char *names[] = {"import", "reimport", "copy", "pinned"};
+        constexpr unsigned kVariants = 4;
+        Stats stats[kVariants];
         std::vector<cl_uint> got(src->height), want(src->height);
         unsigned wrong = 0;
         FILE *csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "a");
@@ -270,8 +280,8 @@ int main(int argc, char **argv) {
             check(clEnqueueNDRangeKernel(env.queue, k.rows_buffer, 1, nullptr, &rows, nullptr, 0, nullptr, nullptr),
                   "clEnqueueNDRangeKernel");
         };
-        for (unsigned n = 0; n < frames + 3; ++n) {
-            const unsigned slot = src->next(), v = n % 3;
+        for (unsigned n = 0; n < frames + kVariants; ++n) {
+            const unsigned slot = src->next(), v = n % kVariants;
             const auto t0 = Clock::now();
             const double c0 = cpu_us();
             if (v == 0 || v == 1) {
@@ -282,8 +292,12 @@ int main(int argc, char **argv) {
                 check(clFinish(env.queue), "clFinish");
                 if (v == 1) clReleaseMemObject(m);
             } else {
-                check(clEnqueueWriteBuffer(env.queue, device_copy, CL_FALSE, 0, src->size, src->slots[slot].cpu, 0,
-                                           nullptr, nullptr),
+                const void *from = src->slots[slot].cpu;
+                if (v == 3) {
+                    std::memcpy(pinned, from, src->size);
+                    from = pinned;
+                }
+                check(clEnqueueWriteBuffer(env.queue, device_copy, CL_FALSE, 0, src->size, from, 0, nullptr, nullptr),
                       "clEnqueueWriteBuffer");
                 run_kernel(device_copy);
                 check(clFinish(env.queue), "clFinish");
@@ -296,12 +310,15 @@ int main(int argc, char **argv) {
             yuyv::luma_rows(src->slots[slot].cpu, pitch, width, src->height, want.data());
             if (got != want) ++wrong;
             src->give_back(slot);
-            if (n < 3) continue;  // one warm-up frame per variant
+            if (n < kVariants) continue;  // one warm-up frame per variant
             stats[v].us.push_back(us);
             stats[v].cpu.push_back(cpu);
-            if (csv) std::fprintf(csv, "%s,%s,%u,%.1f,%.1f\n", size_name.c_str(), names[v], n - 3, us, cpu);
+            if (csv) std::fprintf(csv, "%s,%s,%u,%.1f,%.1f\n", size_name.c_str(), names[v], n - kVariants, us, cpu);
         }
         if (csv) std::fclose(csv);
+        check(clEnqueueUnmapMemObject(env.queue, staging, pinned, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
+        check(clFinish(env.queue), "clFinish");
+        clReleaseMemObject(staging);
         for (cl_mem m : pool) clReleaseMemObject(m);
         clReleaseMemObject(device_copy);
         clReleaseMemObject(sums);
@@ -309,17 +326,20 @@ int main(int argc, char **argv) {
 
         std::printf("%s, %u frames alternating (%zu per variant), %s\n", size_name.c_str(), frames,
                     stats[0].us.size(), env.platform_name.c_str());
-        for (int v = 0; v < 3; ++v) {
+        for (unsigned v = 0; v < kVariants; ++v) {
             const auto &s = stats[v];
             std::printf("  %-9s %9.1f us/frame [%.1f-%.1f], CPU %9.1f us/frame\n", names[v], median(s.us),
                         *std::min_element(s.us.begin(), s.us.end()), *std::max_element(s.us.begin(), s.us.end()),
                         median(s.cpu));
         }
-        const double imp = median(stats[0].us), re = median(stats[1].us), cp = median(stats[2].us);
+        const double imp = median(stats[0].us), re = median(stats[1].us), cp = median(stats[2].us),
+                     pin = median(stats[3].us);
         std::printf("RATIO v4l2-frame/%s/copy:import = %.2f (time per frame, mmap + clEnqueueWriteBuffer / the pool's "
                     "imports; > 1: zero-copy is faster)\n", size_name.c_str(), imp > 0 ? cp / imp : 0);
         std::printf("RATIO v4l2-frame/%s/copy:reimport = %.2f (the same against importing every frame again)\n",
                     size_name.c_str(), re > 0 ? cp / re : 0);
+        std::printf("RATIO v4l2-frame/%s/pinned:import = %.2f (memcpy into pinned staging + clEnqueueWriteBuffer / "
+                    "the pool's imports)\n", size_name.c_str(), imp > 0 ? pin / imp : 0);
         const double cimp = median(stats[0].cpu), ccp = median(stats[2].cpu);
         std::printf("RATIO v4l2-cpu/%s/copy:import = %.2f (CPU time per frame, all threads, the same two)\n",
                     size_name.c_str(), cimp > 0 ? ccp / cimp : 0);
