@@ -11,6 +11,8 @@
 #include "layer/alloc/exporter_choice.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/icd/devices.hpp"
+#include "layer/import/buffer.hpp"
+#include "layer/import/image.hpp"
 #include "layer/import/image_checks.hpp"
 #include "layer/core/refuse.hpp"
 #include "layer/import/request.hpp"
@@ -27,45 +29,16 @@ cl_mem fail_alloc(cl_int *errcode_ret, cl_int err, const std::string &why) {
     return refuse_import(errcode_ret, err, kWhat, why);
 }
 
-// The request: the exporter asked for, and the list the import gets (the
-// allocation entry replaced by the dma-buf handle, written in at `fd_slot`).
-struct AllocRequest {
-    cl_uint exporter = kAllocAny;
-    std::vector<cl_mem_properties> original;  // with the terminating 0
-    std::vector<cl_mem_properties> for_import;
-    size_t fd_slot = 0;
-};
-
-cl_int parse_alloc_request(const cl_mem_properties *props, AllocRequest *req, std::string *why) {
-    int seen = 0;
-    bool handle = false;
-    const cl_mem_properties *end = walk_properties(props, [&](const cl_mem_properties *p, size_t words) {
-        if (p[0] == CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF) {
-            ++seen;
-            req->exporter = static_cast<cl_uint>(p[1]);
-        } else {
-            if (p[0] == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR || p[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR ||
-                p[0] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_WIN32_KHR)
-                handle = true;
-            req->for_import.insert(req->for_import.end(), p, p + words);
-        }
-        return true;
-    });
-    req->original.assign(props, end + 1);
-    if (seen > 1) {
-        *why = "CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF is given more than once";
-        return CL_INVALID_PROPERTY;
-    }
-    if (handle) {
-        *why = "CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF cannot be combined with an external memory handle: the layer "
-               "allocates the memory";
-        return CL_INVALID_PROPERTY;
-    }
-    req->fd_slot = req->for_import.size() + 1;
-    req->for_import.push_back(CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR);
-    req->for_import.push_back(0);
-    req->for_import.push_back(0);
-    return CL_SUCCESS;
+// The import of the new dma-buf: the caller's other entries with the
+// handle appended (what CL_MEM_PROPERTIES of the import and an ICD that
+// imports dma-bufs itself see).
+DmabufRequest import_of(const AllocationRequest &req, int fd) {
+    DmabufRequest import = req.import;
+    import.fd = fd;
+    import.original = req.rest;
+    import.original.insert(import.original.end(),
+                           {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0});
+    return import;
 }
 
 cl_int check_host_side(cl_mem_flags flags, void *host_ptr, std::string *why) {
@@ -101,7 +74,7 @@ cl_int check_max_alloc_size(cl_context context, size_t size, std::string *why) {
 
 // The exporter's dma-buf for `bytes`, with the layer's own dup in *keep.
 // CL_SUCCESS, or the refusal already logged.
-cl_int allocate_for(cl_context context, const AllocRequest &req, uint64_t bytes, AllocOutcome *out, int *keep,
+cl_int allocate_for(cl_context context, const AllocationRequest &req, uint64_t bytes, AllocOutcome *out, int *keep,
                     std::string *why) {
     std::vector<cl_device_id> devices;
     if (context_devices(context, &devices) != CL_SUCCESS) {
@@ -128,7 +101,7 @@ cl_int allocate_for(cl_context context, const AllocRequest &req, uint64_t bytes,
 }
 
 // After the import: the record, or everything undone.
-cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocRequest &req, const AllocOutcome &alloc, int keep,
+cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocationRequest &req, const AllocOutcome &alloc, int keep,
               uint64_t bytes, cl_int *errcode_ret) {
     if (!mem) {
         // The import logged its refusal; a failed import leaves the fd with
@@ -159,21 +132,9 @@ cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocRequest &req, cons
 
 }  // namespace
 
-bool asks_for_allocation(const cl_mem_properties *props) {
-    bool found = false;
-    walk_properties(props, [&](const cl_mem_properties *p, size_t) {
-        found = p[0] == CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF;
-        return !found;
-    });
-    return found;
-}
-
-cl_mem create_allocated_buffer(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
-                               size_t size, void *host_ptr, cl_int *errcode_ret) {
-    AllocRequest req;
+cl_mem create_allocated_buffer(cl_context context, const AllocationRequest &req, cl_mem_flags flags, size_t size,
+                               void *host_ptr, cl_int *errcode_ret) {
     std::string why;
-    if (cl_int err = parse_alloc_request(properties, &req, &why); err != CL_SUCCESS)
-        return fail_alloc(errcode_ret, err, why);
     if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail_alloc(errcode_ret, err, why);
     if (size == 0) return fail_alloc(errcode_ret, CL_INVALID_BUFFER_SIZE, "size is 0");
     // Before any exporter is asked: a real system heap allocates eagerly, and
@@ -183,20 +144,15 @@ cl_mem create_allocated_buffer(cl_context context, const cl_mem_properties *prop
     int keep = -1;
     if (cl_int err = allocate_for(context, req, size, &alloc, &keep, &why); err != CL_SUCCESS)
         return fail_alloc(errcode_ret, err, why);
-    req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
     cl_int err = CL_SUCCESS;
-    // Re-entry through ours() (docs/layer-rules.md): the layer's own import.
-    cl_mem mem = ours().clCreateBufferWithProperties(context, req.for_import.data(), flags, size, nullptr, &err);
+    cl_mem mem = import_dmabuf_buffer(context, import_of(req, alloc.fd), flags, size, nullptr, &err);
     return finish_alloc(mem, err, req, alloc, keep, size, errcode_ret);
 }
 
-cl_mem create_allocated_image(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
+cl_mem create_allocated_image(cl_context context, const AllocationRequest &req, cl_mem_flags flags,
                               const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
                               cl_int *errcode_ret) {
-    AllocRequest req;
     std::string why;
-    if (cl_int err = parse_alloc_request(properties, &req, &why); err != CL_SUCCESS)
-        return fail_alloc(errcode_ret, err, why);
     if (cl_int err = check_host_side(flags, host_ptr, &why); err != CL_SUCCESS) return fail_alloc(errcode_ret, err, why);
     if (!format) return fail_alloc(errcode_ret, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image_format is NULL");
     if (!desc) return fail_alloc(errcode_ret, CL_INVALID_IMAGE_DESCRIPTOR, "image_desc is NULL");
@@ -217,10 +173,9 @@ cl_mem create_allocated_image(cl_context context, const cl_mem_properties *prope
     int keep = -1;
     if (cl_int err = allocate_for(context, req, bytes, &alloc, &keep, &why); err != CL_SUCCESS)
         return fail_alloc(errcode_ret, err, why);
-    req.for_import[req.fd_slot] = static_cast<cl_mem_properties>(alloc.fd);
     cl_int err = CL_SUCCESS;
     // The import checks the descriptor against the dma-buf (pitch, format, devices).
-    cl_mem mem = ours().clCreateImageWithProperties(context, req.for_import.data(), flags, format, desc, nullptr, &err);
+    cl_mem mem = import_dmabuf_image(context, import_of(req, alloc.fd), flags, format, desc, nullptr, &err);
     return finish_alloc(mem, err, req, alloc, keep, bytes, errcode_ret);
 }
 

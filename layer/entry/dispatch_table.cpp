@@ -227,8 +227,9 @@ void fill_layer_table(cl_icd_dispatch &t) {
     wrap(t.clGetExtensionFunctionAddressForPlatform, get_extension_function_address_for_platform);
     wrap(t.clGetExtensionFunctionAddress, get_extension_function_address);
 
-    // Import (layer/import/): buffer.cpp, image.cpp; below OpenCL 3.0 the
-    // next table maps the call to clCreateBuffer / clCreateImage.
+    // The list classified once, then alloc/, import/ or the ICD
+    // (entry_mem_create.cpp); below OpenCL 3.0 the next table maps the call
+    // to clCreateBuffer / clCreateImage.
     provide(t.clCreateBufferWithProperties, chain::create_buffer_with_properties);
     provide(t.clCreateImageWithProperties, chain::create_image_with_properties);
     wrap(t.clCreateSubBuffer, create_sub_buffer);        // buffer.cpp: sub-buffers of imports recorded once

@@ -27,10 +27,7 @@
 // about copy-route ones), so their order decides no refusal's log line.
 #include "layer/entry/entry_chains.hpp"
 
-#include "layer/alloc/create.hpp"
 #include "layer/blit/copy_overrides.hpp"
-#include "layer/import/buffer.hpp"
-#include "layer/import/image.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/handoff/acquire_release.hpp"
@@ -50,22 +47,6 @@ void *refused_map(cl_int err, cl_int *errcode_ret) {
 }  // namespace
 
 // ---- host reads and writes: 1, 2, then the ICD ----------------------------------------
-
-cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
-                                                 cl_mem_flags flags, size_t size, void *host_ptr,
-                                                 cl_int *errcode_ret) {
-    if (asks_for_allocation(properties))
-        return create_allocated_buffer(context, properties, flags, size, host_ptr, errcode_ret);
-    return cldmabuf::create_buffer_with_properties(context, properties, flags, size, host_ptr, errcode_ret);
-}
-
-cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem_properties *properties,
-                                                cl_mem_flags flags, const cl_image_format *format,
-                                                const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
-    if (asks_for_allocation(properties))
-        return create_allocated_image(context, properties, flags, format, desc, host_ptr, errcode_ret);
-    return cldmabuf::create_image_with_properties(context, properties, flags, format, desc, host_ptr, errcode_ret);
-}
 
 cl_int CL_API_CALL read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size, void *ptr,
                                cl_uint n, const cl_event *waits, cl_event *event) {

@@ -11,9 +11,9 @@
 #pragma GCC visibility push(hidden)
 namespace cldmabuf::chain {
 
-// clCreate{Buffer,Image}WithProperties: an allocation (layer/alloc) when the
-// list asks for one, else the import pipeline (layer/import), which passes
-// what is not an import on to the ICD.
+// clCreate{Buffer,Image}WithProperties (layer/entry/entry_mem_create.cpp):
+// the property list classified once, then the allocator, the import, the
+// ICD's own import or the ICD.
 cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
                                                  cl_mem_flags flags, size_t size, void *host_ptr,
                                                  cl_int *errcode_ret);

@@ -1,5 +1,6 @@
 #include "layer/icd/profile.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -216,6 +217,43 @@ void profile_learn_platform(cl_platform_id platform) {
 }
 
 // ---- device facts ---------------------------------------------------------------------
+
+namespace {
+
+// The ICD's answer (next() is below the layer's query overrides); an error
+// other than CL_INVALID_DEVICE means it lists none (no cl_khr_external_memory).
+Fact<std::vector<cl_external_memory_handle_type_khr>> ask_import_handle_types(cl_device_id device) {
+    using Types = std::vector<cl_external_memory_handle_type_khr>;
+    size_t bytes = 0;
+    cl_int err = next().clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes);
+    if (err == CL_INVALID_DEVICE) return {};
+    Types types(err == CL_SUCCESS ? bytes / sizeof(cl_external_memory_handle_type_khr) : 0);
+    if (!types.empty() && next().clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
+                                                 types.size() * sizeof types[0], types.data(), nullptr) != CL_SUCCESS)
+        types.clear();
+    return {std::move(types), FactSource::icd};
+}
+
+}  // namespace
+
+bool profile_imports_handle_type(cl_device_id device, cl_external_memory_handle_type_khr type) {
+    const cl_device_id root = root_device_of(device);
+    auto lists = [type](const std::vector<cl_external_memory_handle_type_khr> &types) {
+        return std::find(types.begin(), types.end(), type) != types.end();
+    };
+    {
+        std::lock_guard lock(profiles_mutex);
+        if (auto it = devices->find(root); it != devices->end() && it->second.import_handle_types.known())
+            return lists(it->second.import_handle_types.value);
+    }
+    Fact<std::vector<cl_external_memory_handle_type_khr>> asked = ask_import_handle_types(root);
+    if (!asked.known()) return false;
+    const cl_platform_id platform = device_platform(root);
+    std::lock_guard lock(profiles_mutex);
+    auto &fact = device_entry(root, platform).import_handle_types;
+    if (!fact.known()) fact = std::move(asked);
+    return lists(fact.value);
+}
 
 std::optional<ZeroCopyVerdict> recorded_zero_copy(cl_device_id device, ExporterKind exporter) {
     const cl_device_id root = root_device_of(device);

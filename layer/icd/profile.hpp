@@ -10,8 +10,10 @@
 // first needs it).
 //
 // A device's profile (keyed by the root device: root devices live as long
-// as their platform, sub-devices' addresses are reused) holds what a
-// feature's probe measured on it: zero-copy per exporter kind
+// as their platform, sub-devices' addresses are reused) holds the external
+// memory handle types the ICD imports itself (asked once per device, for the
+// native forwarding, layer/import/native) and what a feature's probe
+// measured on it: zero-copy per exporter kind
 // (import/zero_copy_check), the image routes (import/route_probe), the
 // copy route's staging and registration (handoff/staging).  The probes stay
 // in their features; they record here and read here, and nothing else
@@ -89,6 +91,9 @@ struct PlatformProfile {
 struct DeviceProfile {
     cl_device_id device = nullptr;  // the root device
     cl_platform_id platform = nullptr;
+    // The ICD's own CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR (empty
+    // when it has no cl_khr_external_memory).
+    Fact<std::vector<cl_external_memory_handle_type_khr>> import_handle_types;
     std::map<ExporterKind, Fact<ZeroCopyVerdict>> zero_copy;
     std::map<Route, Fact<bool>> route_in_place;
     Fact<bool> staging_refused;       // the ICD refused the copy route's pinned staging
@@ -111,7 +116,16 @@ bool profile_native_gl_sharing(cl_platform_id platform);
 // The marker watch's bounds for the platform.
 MarkerTiming profile_marker_timing(cl_platform_id platform);
 
-// ---- device facts, recorded by the features' probes -----------------------------------
+// ---- device facts ---------------------------------------------------------------------
+
+// True when the ICD itself imports external memory handles of `type` on
+// (root of) `device`: its own CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
+// below the layer's answer, asked once per root device.  An ICD without
+// cl_khr_external_memory imports none (its error answer is recorded as
+// such); a device the ICD calls invalid is not recorded.
+bool profile_imports_handle_type(cl_device_id device, cl_external_memory_handle_type_khr type);
+
+// Recorded by the features' probes:
 
 // What the zero-copy check found for (root of) `device` and `exporter`, if checked.
 std::optional<ZeroCopyVerdict> recorded_zero_copy(cl_device_id device, ExporterKind exporter);

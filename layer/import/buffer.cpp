@@ -1,6 +1,7 @@
 // Buffer imports: clCreateBufferWithProperties with
-// CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR.  request -> checks -> record ->
-// route -> the ICD's buffer over the mapping (host_ptr) or its own copy.
+// CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, classified by the entry
+// (layer/import/request.hpp).  checks -> record -> route -> the ICD's buffer
+// over the mapping (host_ptr) or its own copy.
 #include "layer/import/buffer.hpp"
 
 #include <cstdint>
@@ -27,7 +28,7 @@ cl_mem fail_buffer_import(cl_int *errcode_ret, cl_int err, const std::string &wh
 
 // The checks of the spec's clCreateBufferWithProperties that an import adds
 // (after the property list's own); `dmabuf_bytes` receives the dma-buf's size.
-cl_int check_buffer_request(const ImportProperties &props, const std::vector<cl_device_id> &ctx_devices,
+cl_int check_buffer_request(const DmabufRequest &props, const std::vector<cl_device_id> &ctx_devices,
                             cl_mem_flags flags, size_t size, void *host_ptr, int64_t *dmabuf_bytes,
                             std::string *why) {
     if (cl_int err = check_device_list(props, ctx_devices, why); err != CL_SUCCESS) return err;
@@ -65,19 +66,11 @@ void CL_CALLBACK forget_sub_buffer(cl_mem sub, void *token) {
 
 }  // namespace
 
-cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
-                                                 cl_mem_flags flags, size_t size, void *host_ptr,
-                                                 cl_int *errcode_ret) {
-    if (cl_mem mem = nullptr; native_buffer_import(context, properties, flags, size, host_ptr, errcode_ret, &mem))
+cl_mem import_dmabuf_buffer(cl_context context, DmabufRequest props, cl_mem_flags flags, size_t size,
+                            void *host_ptr, cl_int *errcode_ret) {
+    if (cl_mem mem = nullptr; native_buffer_import(context, props, flags, size, host_ptr, errcode_ret, &mem))
         return fresh_mem(mem);
-    if (!mentions_external_memory(properties))
-        return fresh_mem(
-            next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret));
-
-    ImportProperties props;
     std::string why;
-    if (cl_int err = parse_import_request(properties, RequestKind::buffer, &props, &why); err != CL_SUCCESS)
-        return fail_buffer_import(errcode_ret, err, why);
     std::vector<cl_device_id> ctx_devices;
     if (context_devices(context, &ctx_devices) != CL_SUCCESS)
         return fail_buffer_import(errcode_ret, CL_INVALID_CONTEXT, "the context is not valid");

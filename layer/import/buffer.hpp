@@ -9,13 +9,16 @@
 #include "layer/core/refuse.hpp"
 #include "layer/import/route.hpp"
 #include "layer/core/registry.hpp"
+#include "layer/import/request.hpp"
 
 namespace cldmabuf {
 
-// The layer's clCreateBufferWithProperties and clCreateSubBuffer.
-cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties *properties,
-                                                 cl_mem_flags flags, size_t size, void *host_ptr,
-                                                 cl_int *errcode_ret);
+// A dma-buf buffer import (clCreateBufferWithProperties, classified by the
+// entry): the ICD's own import where it does them (layer/import/native.hpp),
+// else the layer's.  The allocator (layer/alloc) imports its dma-bufs here.
+cl_mem import_dmabuf_buffer(cl_context context, DmabufRequest request, cl_mem_flags flags, size_t size,
+                            void *host_ptr, cl_int *errcode_ret);
+// The layer's clCreateSubBuffer.
 cl_mem CL_API_CALL create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
                                      const void *info, cl_int *errcode_ret);
 

@@ -1,6 +1,7 @@
 // Image imports: clCreateImageWithProperties with
 // CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR (cl_khr_external_memory_dma_buf,
-// linear layouts; X/Y tiled through the blitter's shadow).
+// linear layouts; X/Y tiled through the blitter's shadow), classified by the
+// entry (layer/import/request.hpp).
 //
 // The layer translates the import before the ICD sees anything (an ICD
 // validates e.g. a non-zero image_row_pitch without host_ptr before it looks
@@ -15,8 +16,8 @@
 //   copy               an image of the ICD's own, written from the dma-buf
 //                      on acquire and read back on release.
 //
-// The steps, in order: the request (properties, descriptor, geometry
-// against the dma-buf), the storage (the mapping, or a tiled import's
+// The steps, in order: the request (devices, descriptor, geometry against
+// the dma-buf), the storage (the mapping, or a tiled import's
 // linear shadow), the route, the ICD's objects, the record.
 #include "layer/import/image.hpp"
 
@@ -50,7 +51,7 @@ cl_mem fail_image_import(cl_int *errcode_ret, cl_int err, const std::string &why
 
 // An image import that passed every check that needs no object.
 struct ImageRequest {
-    ImportProperties props;
+    DmabufRequest props;
     std::vector<cl_device_id> devices;  // the device list, else the context's
     size_t elem = 0;
     i915::Tiling tiling = i915::Tiling::Linear;
@@ -60,18 +61,11 @@ struct ImageRequest {
     size_t end = 0;        // plane offset + the bytes the image spans
 };
 
-// The property list, the devices, the flags, the descriptor and its
+// The devices, the flags, the descriptor and its
 // geometry against the dma-buf: the spec's code and a reason, or CL_SUCCESS.
-cl_int check_image_request(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
-                           const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
-                           ImageRequest *req, std::string *why) {
-    ImportProperties &props = req->props;
-    if (cl_int err = parse_import_request(properties, RequestKind::image, &props, why); err != CL_SUCCESS)
-        return err;
-    if (!props.has_handle) {
-        *why = "no external memory handle is given";
-        return CL_INVALID_PROPERTY;
-    }
+cl_int check_image_request(cl_context context, cl_mem_flags flags, const cl_image_format *format,
+                           const cl_image_desc *desc, void *host_ptr, ImageRequest *req, std::string *why) {
+    const DmabufRequest &props = req->props;
     std::vector<cl_device_id> ctx_devices;
     if (context_devices(context, &ctx_devices) != CL_SUCCESS) {
         *why = "the context is not valid";
@@ -174,7 +168,7 @@ cl_int attach_storage(Import &import, const ImageRequest &req, const cl_image_de
 
 // The ICD's image for `route` over `pixels`; `buffer` receives the buffer
 // under it, if any (released here when the image is refused).
-cl_mem create_icd_image(cl_context context, const ImportProperties &props, cl_mem_flags flags,
+cl_mem create_icd_image(cl_context context, const DmabufRequest &props, cl_mem_flags flags,
                         const cl_image_format *format, const cl_image_desc &desc, const Geometry &icd_g, Route route,
                         bool writable, char *pixels, cl_mem *buffer, cl_int *err) {
     const cl_mem_properties *icd_props = props.passthrough.empty() ? nullptr : props.passthrough.data();
@@ -222,19 +216,16 @@ cl_mem create_icd_image(cl_context context, const ImportProperties &props, cl_me
 
 }  // namespace
 
-cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem_properties *properties,
-                                                cl_mem_flags flags, const cl_image_format *format,
-                                                const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
-    if (cl_mem mem = nullptr;
-        native_image_import(context, properties, flags, format, desc, host_ptr, errcode_ret, &mem))
+cl_mem import_dmabuf_image(cl_context context, DmabufRequest request, cl_mem_flags flags,
+                           const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
+                           cl_int *errcode_ret) {
+    if (cl_mem mem = nullptr; native_image_import(context, request, flags, format, desc, host_ptr, errcode_ret, &mem))
         return fresh_mem(mem);
-    if (!mentions_external_memory(properties))
-        return fresh_mem(
-            next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret));
 
     std::string why;
     ImageRequest req;
-    if (cl_int err = check_image_request(context, properties, flags, format, desc, host_ptr, &req, &why);
+    req.props = std::move(request);
+    if (cl_int err = check_image_request(context, flags, format, desc, host_ptr, &req, &why);
         err != CL_SUCCESS)
         return fail_image_import(errcode_ret, err, why);
     std::unique_ptr<TiledImage> tiled;

@@ -5,11 +5,13 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/core/dispatch.hpp"
 #include "layer/icd/devices.hpp"
+#include "layer/icd/profile.hpp"
 #include "layer/import/request.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
@@ -19,79 +21,31 @@
 namespace cldmabuf {
 namespace {
 
-enum class Owner { nobody, layer_dmabuf, icd_handle };
-
-// Who the handle in `props` belongs to: no handle, a dma-buf (the layer's
-// unless the ICD imports them), or another type (always the ICD's).
-Owner handle_owner(const cl_mem_properties *props, cl_mem_properties *type) {
-    Owner owner = Owner::nobody;
-    walk_properties(props, [&](const cl_mem_properties *p, size_t) {
-        if (p[0] == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) {
-            owner = Owner::layer_dmabuf;
-        } else if (p[0] >= 0x2060 && p[0] <= 0x2069) {
-            // Every handle type of cl_khr_external_memory (xml/cl.xml: 0x2060-0x2069).
-            *type = p[0];
-            owner = Owner::icd_handle;
-        }
-        return owner == Owner::nobody;
-    });
-    return owner;
-}
-
 // The devices an import concerns: its CL_MEM_DEVICE_HANDLE_LIST_KHR, else
 // the context's.  Empty when a listed device is not the context's: nothing
 // is asked about a handle the ICD may not know (the layer reports it).
-std::vector<cl_device_id> import_devices(cl_context context, const cl_mem_properties *props) {
-    std::vector<cl_device_id> context_list, listed;
+std::vector<cl_device_id> import_devices(cl_context context, bool has_device_list,
+                                         const std::vector<cl_device_id> &listed) {
+    std::vector<cl_device_id> context_list;
     if (context_devices(context, &context_list) != CL_SUCCESS) return {};
-    bool foreign = false;
-    walk_properties(props, [&](const cl_mem_properties *p, size_t words) {
-        if (p[0] != CL_MEM_DEVICE_HANDLE_LIST_KHR) return true;
-        for (size_t i = 1; i + 1 < words; ++i) {
-            const auto device = reinterpret_cast<cl_device_id>(p[i]);
-            foreign = !device_in(context_list, device);
-            if (foreign) return false;
-            listed.push_back(device);
-        }
-        return true;
-    });
-    if (foreign) return {};
-    return listed.empty() ? context_list : listed;
-}
-
-// The ICD's own answer (next() is below the layer's query overrides).
-bool icd_lists_handle_type(cl_device_id device, cl_mem_properties type) {
-    size_t bytes = 0;
-    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, 0, nullptr, &bytes) !=
-            CL_SUCCESS ||
-        bytes == 0)
-        return false;
-    std::vector<cl_external_memory_handle_type_khr> types(bytes / sizeof(cl_external_memory_handle_type_khr));
-    if (next().clGetDeviceInfo(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, bytes, types.data(),
-                               nullptr) != CL_SUCCESS)
-        return false;
-    for (auto t : types)
-        if (t == type) return true;
-    return false;
-}
-
-bool icd_imports_dmabuf(cl_device_id device) {
-    return icd_lists_handle_type(device, CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR);
+    if (!has_device_list) return context_list;
+    for (cl_device_id d : listed)
+        if (!device_in(context_list, d)) return {};
+    return listed;
 }
 
 // A handle type that no device concerned lists, the ICD's or the layer's, is
 // the spec's "not a supported property name" (CL_INVALID_PROPERTY).  The
 // layer says so itself: an ICD asked about a type it never listed may answer
 // anything (NVIDIA 580 returns 801 for OPAQUE_WIN32 on Linux).
-bool handle_type_unsupported(cl_context context, const cl_mem_properties *props, cl_mem_properties type,
-                             cl_int *errcode_ret) {
-    const std::vector<cl_device_id> devices = import_devices(context, props);
+bool handle_type_unsupported(cl_context context, const IcdHandleRequest &request, cl_int *errcode_ret) {
+    const std::vector<cl_device_id> devices = import_devices(context, request.has_device_list, request.devices);
     if (devices.empty()) return false;  // the ICD reports the device list
     for (cl_device_id d : devices) {
-        if (icd_lists_handle_type(d, type)) continue;
+        if (profile_imports_handle_type(d, request.type)) continue;
         LOG_ERROR("import with external memory handle type 0x%llx: no device of the context lists it "
                   "(CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR); CL_INVALID_PROPERTY",
-                  static_cast<unsigned long long>(type));
+                  static_cast<unsigned long long>(request.type));
         stats().import_errors++;
         if (errcode_ret) *errcode_ret = CL_INVALID_PROPERTY;
         return true;
@@ -99,28 +53,29 @@ bool handle_type_unsupported(cl_context context, const cl_mem_properties *props,
     return false;
 }
 
-// A list with the layer's own property names (uses_layer_properties,
-// layer/import/request.hpp: plane offset, modifier, tiling consent) stays
-// with the layer: the ICD would refuse them (layer/egl imports this way).
-bool icd_imports_dmabuf_for(cl_context context, const cl_mem_properties *props) {
-    if (dmabuf_importer() == DmabufImporter::layer || uses_layer_properties(props)) return false;
-    const std::vector<cl_device_id> devices = import_devices(context, props);
+// A list with the layer's own property names (plane offset, modifier, tiling
+// consent) stays with the layer: the ICD would refuse them (layer/egl
+// imports this way).
+bool icd_imports_dmabuf_for(cl_context context, const DmabufRequest &request) {
+    if (dmabuf_importer() == DmabufImporter::layer || request.names_layer_properties) return false;
+    const std::vector<cl_device_id> devices = import_devices(context, request.has_device_list, request.devices);
     if (devices.empty()) return false;
     for (cl_device_id d : devices)
-        if (!icd_imports_dmabuf(d)) return false;
+        if (!profile_imports_handle_type(d, CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR)) return false;
     return true;
 }
 
 // True when the ICD created `mem` from an external memory handle (its
-// CL_MEM_PROPERTIES name one).
+// CL_MEM_PROPERTIES name one).  A list the layer would refuse is the ICD's
+// own answer about an object it made: the ICD judges the command.
 bool icd_external_object(cl_mem mem) {
     size_t bytes = 0;
     if (next().clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, 0, nullptr, &bytes) != CL_SUCCESS || !bytes) return false;
     std::vector<cl_mem_properties> props(bytes / sizeof(cl_mem_properties));
     if (next().clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, bytes, props.data(), nullptr) != CL_SUCCESS) return false;
     props.push_back(0);  // a list cut short still ends
-    cl_mem_properties type = 0;
-    return handle_owner(props.data(), &type) != Owner::nobody;
+    const MemRequest request = classify_mem_request(props.data(), RequestKind::buffer);
+    return !std::holds_alternative<NotOurs>(request) && !std::holds_alternative<AllocationRequest>(request);
 }
 
 // Objects the ICD imported for the application through these hooks.
@@ -160,48 +115,59 @@ namespace {
 // Both object kinds: `create` is the ICD's entry point with the caller's
 // arguments bound; `kind` names the object in the log line.
 template <class Create>
-bool native_import(cl_context context, const cl_mem_properties *properties, const char *kind, cl_int *errcode_ret,
-                   cl_mem *out, Create &&create) {
-    cl_mem_properties type = 0;
-    switch (handle_owner(properties, &type)) {
-    case Owner::nobody: return false;
-    case Owner::icd_handle:
-        if (handle_type_unsupported(context, properties, type, errcode_ret)) {
-            *out = nullptr;
-            return true;
-        }
-        LOG_DEBUG("%s import with handle type 0x%llx: the ICD's (properties passed on untouched)", kind,
-                  static_cast<unsigned long long>(type));
-        *out = create();
-        return true;
-    case Owner::layer_dmabuf:
-        if (!icd_imports_dmabuf_for(context, properties)) return false;
-        *out = create();
-        if (*out) {
-            remember_native(*out);
-            LOG_INFO("dma-buf %s import %p done by the ICD, which imports dma-bufs itself "
-                     "(CLDMABUF_DMABUF_IMPORT=layer makes the layer do it)",
-                     kind, static_cast<void *>(*out));
-        }
-        return true;
+bool native_import(cl_context context, const DmabufRequest &request, const char *kind, cl_mem *out,
+                   Create &&create) {
+    if (!icd_imports_dmabuf_for(context, request)) return false;
+    *out = create();
+    if (*out) {
+        remember_native(*out);
+        LOG_INFO("dma-buf %s import %p done by the ICD, which imports dma-bufs itself "
+                 "(CLDMABUF_DMABUF_IMPORT=layer makes the layer do it)",
+                 kind, static_cast<void *>(*out));
     }
-    return false;
+    return true;
+}
+
+template <class Create>
+cl_mem icd_handle_import(cl_context context, const IcdHandleRequest &request, const char *kind, cl_int *errcode_ret,
+                         Create &&create) {
+    if (handle_type_unsupported(context, request, errcode_ret)) return nullptr;
+    LOG_DEBUG("%s import with handle type 0x%llx: the ICD's (properties passed on untouched)", kind,
+              static_cast<unsigned long long>(request.type));
+    return create();
 }
 
 }  // namespace
 
-bool native_buffer_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size,
-                          void *host_ptr, cl_int *errcode_ret, cl_mem *out) {
-    return native_import(context, properties, "buffer", errcode_ret, out, [&] {
+cl_mem icd_handle_buffer(cl_context context, const IcdHandleRequest &request, const cl_mem_properties *properties,
+                         cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret) {
+    return icd_handle_import(context, request, "buffer", errcode_ret, [&] {
         return next().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
     });
 }
 
-bool native_image_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
+cl_mem icd_handle_image(cl_context context, const IcdHandleRequest &request, const cl_mem_properties *properties,
+                        cl_mem_flags flags, const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
+                        cl_int *errcode_ret) {
+    return icd_handle_import(context, request, "image", errcode_ret, [&] {
+        return next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
+    });
+}
+
+bool native_buffer_import(cl_context context, const DmabufRequest &request, cl_mem_flags flags, size_t size,
+                          void *host_ptr, cl_int *errcode_ret, cl_mem *out) {
+    return native_import(context, request, "buffer", out, [&] {
+        return next().clCreateBufferWithProperties(context, request.original.data(), flags, size, host_ptr,
+                                                   errcode_ret);
+    });
+}
+
+bool native_image_import(cl_context context, const DmabufRequest &request, cl_mem_flags flags,
                          const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
                          cl_int *errcode_ret, cl_mem *out) {
-    return native_import(context, properties, "image", errcode_ret, out, [&] {
-        return next().clCreateImageWithProperties(context, properties, flags, format, desc, host_ptr, errcode_ret);
+    return native_import(context, request, "image", out, [&] {
+        return next().clCreateImageWithProperties(context, request.original.data(), flags, format, desc, host_ptr,
+                                                  errcode_ret);
     });
 }
 

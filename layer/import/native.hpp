@@ -10,11 +10,12 @@
 // (CL_MEM_DMA_BUF_*_CLDMABUF); acquire/release of objects the layer did not
 // import go to the ICD's own entry points.
 //
-// Each hook runs first in its entry point: true means "handled", the
-// result is in *out and the entry point returns it unchanged.
+// The entry classifies the list once (layer/import/request.hpp); these take
+// that value.
 #pragma once
 
 #include "layer/base/cl_compat.h"
+#include "layer/import/request.hpp"
 
 namespace cldmabuf {
 
@@ -23,11 +24,23 @@ namespace cldmabuf {
 enum class DmabufImporter { icd, layer };
 DmabufImporter dmabuf_importer();
 
-bool native_buffer_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size,
+// A handle of a type the layer does not import (opaque fd, Win32, ...): the
+// ICD's call with the application's list, unless no device concerned lists
+// the type (CL_INVALID_PROPERTY, one log line).
+cl_mem icd_handle_buffer(cl_context context, const IcdHandleRequest &request, const cl_mem_properties *properties,
+                         cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret);
+cl_mem icd_handle_image(cl_context context, const IcdHandleRequest &request, const cl_mem_properties *properties,
+                        cl_mem_flags flags, const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
+                        cl_int *errcode_ret);
+
+// A dma-buf import the ICD does itself, when it can (above): true means
+// "handled", the ICD's result (or refusal) is in *out.
+bool native_buffer_import(cl_context context, const DmabufRequest &request, cl_mem_flags flags, size_t size,
                           void *host_ptr, cl_int *errcode_ret, cl_mem *out);
-bool native_image_import(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags,
+bool native_image_import(cl_context context, const DmabufRequest &request, cl_mem_flags flags,
                          const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
                          cl_int *errcode_ret, cl_mem *out);
+// clImportMemoryARM: first in its entry point, true means "handled".
 bool native_arm_import(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties,
                        void *memory, size_t size, cl_int *errcode_ret, cl_mem *out);
 // Acquire (true) or release (false) of objects the layer did not import.

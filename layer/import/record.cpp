@@ -50,7 +50,7 @@ PendingImport::~PendingImport() {
     if (adopted_) drop_dmabuf_dup(*import_);
 }
 
-cl_int adopt_import_fd(PendingImport &pending, const ImportProperties &props, std::string *why) {
+cl_int adopt_import_fd(PendingImport &pending, const DmabufRequest &props, std::string *why) {
     if (int err = adopt_dmabuf_fd(*pending, props.fd); err != 0) {
         *why = "cannot duplicate dma-buf fd " + std::to_string(props.fd) + ": " + std::strerror(-err);
         return CL_OUT_OF_RESOURCES;
@@ -60,7 +60,7 @@ cl_int adopt_import_fd(PendingImport &pending, const ImportProperties &props, st
     return CL_SUCCESS;
 }
 
-void fill_import(Import &import, cl_context context, ImportProperties &props, uint64_t dmabuf_bytes, size_t size,
+void fill_import(Import &import, cl_context context, DmabufRequest &props, uint64_t dmabuf_bytes, size_t size,
                  cl_mem_flags flags, const std::vector<cl_device_id> &devices) {
     import.context = context;
     import.dmabuf_size = dmabuf_bytes;

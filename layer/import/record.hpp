@@ -45,16 +45,16 @@ private:
     std::shared_ptr<Import> import_;
     bool committed_ = false;
     bool adopted_ = false;
-    friend cl_int adopt_import_fd(PendingImport &, const ImportProperties &, std::string *);
+    friend cl_int adopt_import_fd(PendingImport &, const DmabufRequest &, std::string *);
 };
 
 // The layer's own duplicate of the application's fd from here on
 // (docs/layer-rules.md, "Who owns the fd"), and the exporter behind it.
 // CL_OUT_OF_RESOURCES with a reason when the fd cannot be duplicated.
-cl_int adopt_import_fd(PendingImport &pending, const ImportProperties &props, std::string *why);
+cl_int adopt_import_fd(PendingImport &pending, const DmabufRequest &props, std::string *why);
 
 // What every import records, from its request.
-void fill_import(Import &import, cl_context context, ImportProperties &props, uint64_t dmabuf_bytes, size_t size,
+void fill_import(Import &import, cl_context context, DmabufRequest &props, uint64_t dmabuf_bytes, size_t size,
                  cl_mem_flags flags, const std::vector<cl_device_id> &devices);
 
 // Registers the destructor callbacks (on `mem`, and on the layer's

@@ -12,10 +12,7 @@ namespace cldmabuf {
 namespace {
 
 // Every handle type of the cl_khr_external_memory family (OpenCL-Docs
-// xml/cl.xml, cl_external_memory_handle_type_khr).  Only DMA_BUF is ours:
-// the import entry points hand lists with any other type to the ICD
-// untouched before parsing (layer/import/native.hpp), so the refusal
-// below only answers callers that parse such a list themselves.
+// xml/cl.xml, cl_external_memory_handle_type_khr).  Only DMA_BUF is ours.
 bool is_external_handle_type(cl_mem_properties name) {
     switch (name) {
     case 0x2060:  // OPAQUE_FD
@@ -43,122 +40,127 @@ bool is_layer_property(cl_mem_properties name) {
     return name >= CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF && name <= CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF;
 }
 
-}  // namespace
+// What the walk found: the facts that decide the request's kind, and the
+// first bad entry in list order.
+struct Walk {
+    explicit Walk(RequestKind k) : kind(k) {}
 
-bool mentions_external_memory(const cl_mem_properties *props) {
-    bool found = false;
-    walk_properties(props, [&](const cl_mem_properties *p, size_t) {
-        found = is_external_handle_type(p[0]) || p[0] == CL_MEM_DEVICE_HANDLE_LIST_KHR;
-        return !found;
-    });
-    return found;
-}
-
-bool uses_layer_properties(const cl_mem_properties *props) {
-    bool found = false;
-    walk_properties(props, [&](const cl_mem_properties *p, size_t) {
-        found = is_layer_property(p[0]);
-        return !found;
-    });
-    return found;
-}
-
-namespace {
-
-// One entry of the list; CL_SUCCESS or CL_INVALID_PROPERTY with `why`.
-cl_int take_entry(const cl_mem_properties *p, size_t words, RequestKind kind, ImportProperties *out,
-                  std::string *why) {
-    const cl_mem_properties name = p[0], value = p[1];
-    if (name == CL_MEM_DEVICE_HANDLE_LIST_KHR) {
-        out->has_device_list = true;
-        for (size_t i = 1; i + 1 < words; ++i) out->devices.push_back(reinterpret_cast<cl_device_id>(p[i]));
-        if (out->devices.empty()) {
-            *why = "CL_MEM_DEVICE_HANDLE_LIST_KHR lists no device";
-            return CL_INVALID_PROPERTY;
-        }
-        return CL_SUCCESS;
-    }
-    if (is_external_handle_type(name)) {
-        if (out->has_handle) {
-            *why = "more than one external memory handle is given";
-            return CL_INVALID_PROPERTY;
-        }
-        if (name != CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) {
-            *why = "external memory handle type " + hex(name) +
-                   " is not supported (only CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR)";
-            return CL_INVALID_PROPERTY;
-        }
-        if (static_cast<int64_t>(value) < 0 || value > static_cast<cl_mem_properties>(INT_MAX)) {
-            *why = "dma-buf fd " + std::to_string(static_cast<int64_t>(value)) + " is not a valid fd";
-            return CL_INVALID_PROPERTY;
-        }
-        out->has_handle = true;
-        out->fd = static_cast<int>(value);
-        return CL_SUCCESS;
-    }
-    if (kind == RequestKind::image && is_layer_property(name)) {
-        auto flag = [&](const char *label, bool *dst) {
-            if (value != CL_TRUE && value != CL_FALSE) {
-                *why = std::string(label) + " must be CL_TRUE or CL_FALSE";
-                return CL_INVALID_PROPERTY;
-            }
-            *dst = value == CL_TRUE;
-            return CL_SUCCESS;
-        };
-        switch (name) {
-        case CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF: out->layer.plane_offset = value; return CL_SUCCESS;
-        case CL_MEM_DMA_BUF_MODIFIER_CLDMABUF:
-            out->layer.has_modifier = true;
-            out->layer.modifier = value;
-            return CL_SUCCESS;
-        case CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF:
-            return flag("CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF", &out->layer.allow_tiled);
-        case CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF:
-            return flag("CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF", &out->layer.assume_linear);
-        default: break;  // a query name, not a property: the ICD refuses it as before
-        }
-    }
-    // Not ours: the ICD decides (it knows its own properties).
-    out->passthrough.push_back(name);
-    out->passthrough.push_back(value);
-    return CL_SUCCESS;
-}
-
-}  // namespace
-
-cl_int parse_import_request(const cl_mem_properties *props, RequestKind kind, ImportProperties *out,
-                            std::string *why) {
-    *out = ImportProperties{};
-    if (!props) return CL_SUCCESS;
+    RequestKind kind;
     std::vector<cl_mem_properties> seen;
     cl_int err = CL_SUCCESS;
-    const cl_mem_properties *end = walk_properties(props, [&](const cl_mem_properties *p, size_t words) {
-        if (std::find(seen.begin(), seen.end(), p[0]) != seen.end()) {
-            *why = "property " + hex(p[0]) + " is given twice";
-            err = CL_INVALID_PROPERTY;
-            return false;
-        }
-        seen.push_back(p[0]);
-        err = take_entry(p, words, kind, out, why);
-        return err == CL_SUCCESS;
-    });
-    if (err != CL_SUCCESS) return err;
-    out->original.assign(props, end + 1);
-    if (out->has_device_list && !out->has_handle) {
-        *why = "CL_MEM_DEVICE_HANDLE_LIST_KHR is given without an external memory handle";
-        return CL_INVALID_PROPERTY;
+    std::string why;
+    int allocations = 0;
+    cl_uint exporter = 0;
+    cl_mem_properties first_handle = 0;
+    DmabufRequest request;
+    std::vector<cl_mem_properties> rest;  // every entry but the allocation's
+
+    void refuse(std::string reason) {
+        if (err != CL_SUCCESS) return;
+        err = CL_INVALID_PROPERTY;
+        why = std::move(reason);
     }
-    if (!out->passthrough.empty()) out->passthrough.push_back(0);
-    return CL_SUCCESS;
+
+    void take_layer_entry(cl_mem_properties name, cl_mem_properties value) {
+        auto flag = [&](const char *label, bool *dst) {
+            if (value != CL_TRUE && value != CL_FALSE) return refuse(std::string(label) + " must be CL_TRUE or CL_FALSE");
+            *dst = value == CL_TRUE;
+        };
+        ImageLayerProperties &layer = request.layer;
+        switch (name) {
+        case CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF: layer.plane_offset = value; return;
+        case CL_MEM_DMA_BUF_MODIFIER_CLDMABUF:
+            layer.has_modifier = true;
+            layer.modifier = value;
+            return;
+        case CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF: return flag("CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF", &layer.allow_tiled);
+        case CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF:
+            return flag("CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF", &layer.assume_linear);
+        default:  // a query name, not a property: the ICD refuses it
+            request.passthrough.insert(request.passthrough.end(), {name, value});
+        }
+    }
+
+    void take_handle(cl_mem_properties name, cl_mem_properties value) {
+        if (first_handle) return refuse("more than one external memory handle is given");
+        first_handle = name;
+        if (name != CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) return;  // the ICD's: not read further
+        if (static_cast<int64_t>(value) < 0 || value > static_cast<cl_mem_properties>(INT_MAX))
+            return refuse("dma-buf fd " + std::to_string(static_cast<int64_t>(value)) + " is not a valid fd");
+        request.fd = static_cast<int>(value);
+    }
+
+    void take(const cl_mem_properties *p, size_t words) {
+        const cl_mem_properties name = p[0], value = p[1];
+        const bool repeated = std::find(seen.begin(), seen.end(), name) != seen.end();
+        seen.push_back(name);
+        if (name == CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF) {
+            ++allocations;
+            exporter = static_cast<cl_uint>(value);
+            return;
+        }
+        rest.insert(rest.end(), p, p + words);
+        if (repeated) return refuse("property " + hex(name) + " is given twice");
+        if (name == CL_MEM_DEVICE_HANDLE_LIST_KHR) {
+            request.has_device_list = true;
+            for (size_t i = 1; i + 1 < words; ++i) request.devices.push_back(reinterpret_cast<cl_device_id>(p[i]));
+            if (words == 2) refuse("CL_MEM_DEVICE_HANDLE_LIST_KHR lists no device");
+            return;
+        }
+        if (is_external_handle_type(name)) return take_handle(name, value);
+        if (is_layer_property(name)) {
+            request.names_layer_properties = true;
+            if (kind == RequestKind::image) return take_layer_entry(name, value);
+        }
+        // Not ours: the ICD decides (it knows its own properties).
+        request.passthrough.insert(request.passthrough.end(), {name, value});
+    }
+};
+
+RefusedRequest refused(std::string why, bool allocation, cl_int err = CL_INVALID_PROPERTY) {
+    return RefusedRequest{err, std::move(why), allocation};
 }
 
-cl_int parse_import_properties(const cl_mem_properties *props, ImportProperties *out, std::string *why) {
-    return parse_import_request(props, RequestKind::buffer, out, why);
+}  // namespace
+
+std::atomic<uint64_t> &property_walks() {
+    static std::atomic<uint64_t> walks{0};
+    return walks;
 }
 
-cl_int check_device_list(const ImportProperties &props, const std::vector<cl_device_id> &context_devices,
+MemRequest classify_mem_request(const cl_mem_properties *props, RequestKind kind) {
+    Walk walk(kind);
+    const cl_mem_properties *end = walk_properties(props, [&](const cl_mem_properties *p, size_t words) {
+        walk.take(p, words);
+        return true;
+    });
+    std::vector<cl_mem_properties> original;
+    if (props) original.assign(props, end + 1);
+    DmabufRequest &request = walk.request;
+    if (!request.passthrough.empty()) request.passthrough.push_back(0);
+
+    if (walk.allocations) {
+        if (walk.allocations > 1) return refused("CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF is given more than once", true);
+        if (walk.first_handle)
+            return refused("CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF cannot be combined with an external memory handle: the "
+                           "layer allocates the memory",
+                           true);
+        if (walk.err != CL_SUCCESS) return refused(walk.why, true, walk.err);
+        return AllocationRequest{walk.exporter, std::move(original), std::move(walk.rest), std::move(request)};
+    }
+    if (walk.first_handle && walk.first_handle != CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR)
+        return IcdHandleRequest{walk.first_handle, request.has_device_list, std::move(request.devices)};
+    if (!walk.first_handle && !request.has_device_list) return NotOurs{};
+    if (walk.err != CL_SUCCESS) return refused(walk.why, false, walk.err);
+    if (!walk.first_handle)
+        return refused("CL_MEM_DEVICE_HANDLE_LIST_KHR is given without an external memory handle", false);
+    request.original = std::move(original);
+    return std::move(request);
+}
+
+cl_int check_device_list(const DmabufRequest &request, const std::vector<cl_device_id> &context_devices,
                          std::string *why) {
-    for (cl_device_id d : props.devices)
+    for (cl_device_id d : request.devices)
         if (!device_in(context_devices, d)) {
             *why = "a device in CL_MEM_DEVICE_HANDLE_LIST_KHR is not a device of the context";
             return CL_INVALID_DEVICE;

@@ -1,4 +1,4 @@
-// Fuzz target 1: the property walker (layer/import/request.*) over KHR
+// Fuzz target 1: the property classifier (layer/import/request.*) over KHR
 // external-memory lists and the layer's own image properties, for buffers
 // and images, and clImportMemoryARM's lists (layer/import/arm_properties.cpp).
 //
@@ -6,18 +6,21 @@
 // by CL_MEM_DEVICE_HANDLE_LIST_END_KHR, a final 0: the shape the spec asks
 // of the caller) whose names and values are drawn mostly from the ones the
 // layer handles.  Asserted, beyond "no crash, no leak, no UB":
-//  * only CL_SUCCESS or CL_INVALID_PROPERTY, and a reason with every error;
-//  * on success: `original` is the caller's list; `passthrough` is empty or
-//    0-terminated pairs holding none of the layer's names (handles, device
-//    list, and for images its own 0x10C00.. entries) and parses again as a
-//    list with nothing of ours; a device list implies a handle; the fd is a
-//    non-negative int; mentions_external_memory agrees with what was found;
-//  * parsing is deterministic (a second parse gives the same result);
+//  * not ours exactly when the list has no handle and no device list; the
+//    ICD's exactly when its first handle is not a dma-buf; a refusal is
+//    CL_INVALID_PROPERTY with a reason;
+//  * a dma-buf import: `original` is the caller's list; `passthrough` is
+//    empty or 0-terminated pairs holding none of the layer's names (handles,
+//    device list, and for images its own 0x10C00.. entries) and classifies
+//    again as not ours; the fd is a non-negative int; the layer's names are
+//    noticed for either kind;
+//  * classifying is deterministic (a second pass gives the same kind);
 //  * ARM lists: only the three keys, each once, booleans CL_TRUE/CL_FALSE.
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "CL/cl_ext_cldmabuf.h"
@@ -75,53 +78,59 @@ bool contains(const std::vector<cl_mem_properties> &list, bool (*pred)(cl_mem_pr
     return found;
 }
 
+// The first handle entry of `list` (0: none).
+cl_mem_properties first_handle(const std::vector<cl_mem_properties> &list) {
+    cl_mem_properties found = 0;
+    walk_properties(list.data(), [&](const cl_mem_properties *p, size_t) {
+        if (is_handle_type(p[0])) found = p[0];
+        return found == 0;
+    });
+    return found;
+}
+
 void check_khr(const std::vector<cl_mem_properties> &list, RequestKind kind) {
-    ImportProperties out;
-    std::string why;
-    const cl_int err = parse_import_request(list.data(), kind, &out, &why);
-    FUZZ_ASSERT(err == CL_SUCCESS || err == CL_INVALID_PROPERTY);
-    const bool mentions = mentions_external_memory(list.data());
-    FUZZ_ASSERT(mentions == contains(list, [](cl_mem_properties n) { return is_handle_type(n) || n == kDeviceList; }));
-    FUZZ_ASSERT(uses_layer_properties(list.data()) ==
-                contains(list, [](cl_mem_properties n) {
-                    return n >= CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF && n <= CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF;
-                }));
-    // Deterministic: the same list gives the same answer.
-    ImportProperties again;
-    std::string why2;
-    FUZZ_ASSERT(parse_import_request(list.data(), kind, &again, &why2) == err);
-    if (err != CL_SUCCESS) {
-        FUZZ_ASSERT(!why.empty());
+    const MemRequest request = classify_mem_request(list.data(), kind);
+    const bool mentions = contains(list, [](cl_mem_properties n) { return is_handle_type(n) || n == kDeviceList; });
+    const cl_mem_properties handle = first_handle(list);
+    // Deterministic: the same list gives the same kind of answer.
+    FUZZ_ASSERT(classify_mem_request(list.data(), kind).index() == request.index());
+    FUZZ_ASSERT(!std::holds_alternative<AllocationRequest>(request));  // no allocation entry is drawn
+    FUZZ_ASSERT(std::holds_alternative<NotOurs>(request) == !mentions);
+    FUZZ_ASSERT(std::holds_alternative<IcdHandleRequest>(request) == (handle != 0 && handle != kDmaBuf));
+    if (const auto *icd = std::get_if<IcdHandleRequest>(&request)) FUZZ_ASSERT(icd->type == handle);
+    if (const auto *refused = std::get_if<RefusedRequest>(&request)) {
+        FUZZ_ASSERT(refused->err == CL_INVALID_PROPERTY && !refused->why.empty() && !refused->allocation);
         return;
     }
-    FUZZ_ASSERT(out.original == list);
-    FUZZ_ASSERT(again.passthrough == out.passthrough && again.fd == out.fd && again.devices == out.devices);
-    if (out.has_device_list) FUZZ_ASSERT(out.has_handle && !out.devices.empty());
-    if (out.has_handle) FUZZ_ASSERT(out.fd >= 0);
-    FUZZ_ASSERT(mentions == (out.has_handle || out.has_device_list));
-    if (!out.passthrough.empty()) {
-        FUZZ_ASSERT(out.passthrough.back() == 0 && out.passthrough.size() % 2 == 1);
-        for (size_t i = 0; i + 1 < out.passthrough.size(); i += 2) {
-            const cl_mem_properties n = out.passthrough[i];
+    const auto *out = std::get_if<DmabufRequest>(&request);
+    if (!out) return;
+    FUZZ_ASSERT(handle == kDmaBuf);
+    FUZZ_ASSERT(out->original == list);
+    if (out->has_device_list) FUZZ_ASSERT(!out->devices.empty());
+    FUZZ_ASSERT(out->fd >= 0);
+    FUZZ_ASSERT(out->names_layer_properties == contains(list, [](cl_mem_properties n) {
+                    return n >= CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF && n <= CL_MEM_DMA_BUF_IMPORT_ROUTE_CLDMABUF;
+                }));
+    if (!out->passthrough.empty()) {
+        FUZZ_ASSERT(out->passthrough.back() == 0 && out->passthrough.size() % 2 == 1);
+        for (size_t i = 0; i + 1 < out->passthrough.size(); i += 2) {
+            const cl_mem_properties n = out->passthrough[i];
             FUZZ_ASSERT(n != 0 && !is_handle_type(n) && n != kDeviceList);
             if (kind == RequestKind::image) FUZZ_ASSERT(!is_layer_name(n));
         }
         // What the ICD gets is a list with nothing of ours in it.
-        ImportProperties icd;
-        std::string why3;
-        FUZZ_ASSERT(parse_import_request(out.passthrough.data(), kind, &icd, &why3) == CL_SUCCESS);
-        FUZZ_ASSERT(!icd.has_handle && !icd.has_device_list && icd.passthrough == out.passthrough);
+        FUZZ_ASSERT(std::holds_alternative<NotOurs>(classify_mem_request(out->passthrough.data(), kind)));
     }
     if (kind == RequestKind::buffer) {
         const ImageLayerProperties none;
-        FUZZ_ASSERT(out.layer.plane_offset == none.plane_offset && !out.layer.has_modifier && !out.layer.allow_tiled &&
-                    !out.layer.assume_linear);
+        FUZZ_ASSERT(out->layer.plane_offset == none.plane_offset && !out->layer.has_modifier &&
+                    !out->layer.allow_tiled && !out->layer.assume_linear);
     }
     // The spec's device-list rule against a context of devices 0x10 and 0x20.
     const std::vector<cl_device_id> ctx = {reinterpret_cast<cl_device_id>(0x10), reinterpret_cast<cl_device_id>(0x20)};
-    std::string why4;
-    const cl_int dev_err = check_device_list(out, ctx, &why4);
-    FUZZ_ASSERT(dev_err == CL_SUCCESS || (dev_err == CL_INVALID_DEVICE && !why4.empty()));
+    std::string why;
+    const cl_int dev_err = check_device_list(*out, ctx, &why);
+    FUZZ_ASSERT(dev_err == CL_SUCCESS || (dev_err == CL_INVALID_DEVICE && !why.empty()));
 }
 
 void check_arm(FuzzedDataProvider &in) {
@@ -178,9 +187,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 2: check_arm(in); break;
     default: {
         // NULL lists are "no properties".
-        ImportProperties out;
+        FUZZ_ASSERT(std::holds_alternative<NotOurs>(classify_mem_request(nullptr, RequestKind::image)));
         std::string why;
-        FUZZ_ASSERT(parse_import_request(nullptr, RequestKind::image, &out, &why) == CL_SUCCESS && !out.has_handle);
         ArmImportProperties arm;
         FUZZ_ASSERT(parse_arm_import_properties(nullptr, &arm, &why) == CL_SUCCESS &&
                     arm.type == CL_IMPORT_TYPE_HOST_ARM);

@@ -1,0 +1,204 @@
+// clCreateBufferWithProperties / clCreateImageWithProperties through the
+// layer's dispatch table over a fake ICD: every call walks its property list
+// once (layer/import/request.hpp counts the walks), whichever part of the
+// layer serves it, and what the ICD imports itself
+// (CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR) is asked once per
+// device, however many imports follow (layer/icd/profile.hpp).
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "CL/cl_ext_cldmabuf.h"
+#include "layer/core/context_devices.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/entry/dispatch_table.hpp"
+#include "layer/icd/profile.hpp"
+#include "layer/import/request.hpp"
+
+using namespace cldmabuf;
+
+namespace {
+
+template <typename T>
+T *fake(uintptr_t v) {
+    return reinterpret_cast<T *>(v);
+}
+
+const auto fake_platform = reinterpret_cast<cl_platform_id>(uintptr_t{0xC1A5'0000});
+const cl_device_id fake_devices[] = {fake<_cl_device_id>(0xC1A5'0010), fake<_cl_device_id>(0xC1A5'0020)};
+const auto fake_context = fake<_cl_context>(0xC1A5'0100);
+
+// What the fake ICD was asked.
+struct Asked {
+    std::map<cl_device_id, int> handle_type_calls;    // any call for the handle types
+    std::map<cl_device_id, int> handle_type_answers;  // those that read the list
+    int creates = 0;
+    const cl_mem_properties *last_props = nullptr;
+    std::vector<cl_mem_properties> last_list;
+} asked;
+
+cl_int answer(const void *src, size_t bytes, size_t size, void *value, size_t *size_ret) {
+    if (value) {
+        if (size < bytes) return CL_INVALID_VALUE;
+        std::memcpy(value, src, bytes);
+    }
+    if (size_ret) *size_ret = bytes;
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL fake_platform_info(cl_platform_id, cl_platform_info name, size_t size, void *value,
+                                      size_t *size_ret) {
+    const char *text = name == CL_PLATFORM_VERSION ? "OpenCL 3.0 fake" : name == CL_PLATFORM_NAME ? "fake" : nullptr;
+    if (!text) return CL_INVALID_VALUE;
+    return answer(text, std::strlen(text) + 1, size, value, size_ret);
+}
+
+// The ICD imports opaque fds and dma-bufs itself.
+cl_int CL_API_CALL fake_device_info(cl_device_id device, cl_device_info name, size_t size, void *value,
+                                    size_t *size_ret) {
+    switch (name) {
+    case CL_DEVICE_PLATFORM: return answer(&fake_platform, sizeof fake_platform, size, value, size_ret);
+    case CL_DEVICE_PARENT_DEVICE: {
+        const cl_device_id none = nullptr;
+        return answer(&none, sizeof none, size, value, size_ret);
+    }
+    case CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR: {
+        ++asked.handle_type_calls[device];
+        if (value) ++asked.handle_type_answers[device];
+        const cl_external_memory_handle_type_khr types[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR,
+                                                            CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};
+        return answer(types, sizeof types, size, value, size_ret);
+    }
+    default: return CL_INVALID_VALUE;
+    }
+}
+
+cl_mem created(const cl_mem_properties *props, cl_int *errcode_ret) {
+    ++asked.creates;
+    asked.last_props = props;
+    asked.last_list.clear();
+    for (const cl_mem_properties *p = props; p && *p; ++p) asked.last_list.push_back(*p);
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return fake<_cl_mem>(0xC1A5'1000 + 16 * asked.creates);
+}
+
+cl_mem CL_API_CALL fake_create_buffer(cl_context, const cl_mem_properties *props, cl_mem_flags, size_t, void *,
+                                      cl_int *errcode_ret) {
+    return created(props, errcode_ret);
+}
+
+cl_mem CL_API_CALL fake_create_image(cl_context, const cl_mem_properties *props, cl_mem_flags, const cl_image_format *,
+                                     const cl_image_desc *, void *, cl_int *errcode_ret) {
+    return created(props, errcode_ret);
+}
+
+cl_int CL_API_CALL fake_destructor_callback(cl_mem, void(CL_CALLBACK *)(cl_mem, void *), void *) {
+    return CL_SUCCESS;
+}
+
+const cl_icd_dispatch &layer_over_fake_icd() {
+    static cl_icd_dispatch target = [] {
+        cl_icd_dispatch t{};
+        t.clGetPlatformInfo = fake_platform_info;
+        t.clGetDeviceInfo = fake_device_info;
+        t.clCreateBufferWithProperties = fake_create_buffer;
+        t.clCreateImageWithProperties = fake_create_image;
+        t.clSetMemObjectDestructorCallback = fake_destructor_callback;
+        return t;
+    }();
+    const cl_icd_dispatch &layer = *init_dispatch(&target, sizeof(cl_icd_dispatch) / sizeof(void *));
+    profile_reset_for_tests();
+    remember_context_devices(fake_context, fake_devices, 2);
+    asked = {};
+    return layer;
+}
+
+// Property walks one call makes.
+template <typename Call>
+uint64_t walks_of(Call &&call) {
+    const uint64_t before = property_walks().load();
+    call();
+    return property_walks().load() - before;
+}
+
+}  // namespace
+
+TEST_CASE("clCreate*WithProperties: one property walk per call, whoever serves it", "[classify]") {
+    const cl_icd_dispatch &layer = layer_over_fake_icd();
+    const cl_image_format format{CL_RGBA, CL_UNORM_INT8};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = desc.image_height = 4;
+    cl_int err = CL_SUCCESS;
+    auto buffer = [&](const cl_mem_properties *props) {
+        return layer.clCreateBufferWithProperties(fake_context, props, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    };
+    auto image = [&](const cl_mem_properties *props) {
+        return layer.clCreateImageWithProperties(fake_context, props, CL_MEM_READ_WRITE, &format, &desc, nullptr,
+                                                 &err);
+    };
+
+    SECTION("not ours: the ICD gets the application's list") {
+        const cl_mem_properties props[] = {0x4216 /* CL_MEM_CHANNEL_INTEL */, 1, 0};
+        CHECK(walks_of([&] { CHECK(buffer(props) != nullptr); }) == 1);
+        CHECK(walks_of([&] { CHECK(image(props) != nullptr); }) == 1);
+        CHECK(walks_of([&] { CHECK(buffer(nullptr) != nullptr); }) == 1);
+        CHECK(asked.creates == 3);
+        CHECK(asked.last_props == nullptr);
+    }
+    SECTION("another handle type: the ICD's, with the list untouched") {
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, 5, 0};
+        CHECK(walks_of([&] { CHECK(buffer(props) != nullptr); }) == 1);
+        CHECK(asked.last_props == props);
+        CHECK(walks_of([&] { CHECK(image(props) != nullptr); }) == 1);
+        CHECK(asked.last_props == props);
+        CHECK(asked.creates == 2);
+    }
+    SECTION("a handle type no device lists: CL_INVALID_PROPERTY, the ICD not called") {
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_WIN32_KHR, 5, 0};
+        CHECK(walks_of([&] { CHECK(buffer(props) == nullptr); }) == 1);
+        CHECK(err == CL_INVALID_PROPERTY);
+        CHECK(asked.creates == 0);
+    }
+    SECTION("a dma-buf the ICD imports itself: the application's list, one walk") {
+        const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 5, 0x4216, 1, 0};
+        CHECK(walks_of([&] { CHECK(buffer(props) != nullptr); }) == 1);
+        CHECK(walks_of([&] { CHECK(image(props) != nullptr); }) == 1);
+        CHECK(asked.last_list == std::vector<cl_mem_properties>{CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 5, 0x4216, 1});
+        CHECK(asked.creates == 2);
+    }
+    SECTION("a refused list: one walk, the ICD not called") {
+        const cl_mem_properties twice[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 5,
+                                           CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 5, 0};
+        CHECK(walks_of([&] { CHECK(buffer(twice) == nullptr); }) == 1);
+        CHECK(err == CL_INVALID_PROPERTY);
+        const cl_mem_properties alloc_with_handle[] = {CL_MEM_DMA_BUF_ALLOCATE_CLDMABUF, 1,
+                                                       CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 5, 0};
+        CHECK(walks_of([&] { CHECK(image(alloc_with_handle) == nullptr); }) == 1);
+        CHECK(err == CL_INVALID_PROPERTY);
+        CHECK(asked.creates == 0);
+    }
+}
+
+TEST_CASE("the ICD's import handle types: asked once per device across many imports", "[classify]") {
+    const cl_icd_dispatch &layer = layer_over_fake_icd();
+    const cl_mem_properties opaque[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, 5, 0};
+    const cl_mem_properties dmabuf[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 5, 0};
+    const cl_mem_properties unlisted[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_WIN32_KHR, 5, 0};
+    cl_int err = CL_SUCCESS;
+    constexpr int kImports = 8;
+    for (int i = 0; i < kImports; ++i) {
+        for (const cl_mem_properties *props : {opaque, dmabuf, unlisted})
+            layer.clCreateBufferWithProperties(fake_context, props, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    }
+    CHECK(asked.creates == 2 * kImports);
+    for (cl_device_id d : fake_devices) {
+        INFO("device " << static_cast<const void *>(d));
+        CHECK(asked.handle_type_answers[d] == 1);
+        CHECK(asked.handle_type_calls[d] <= 2);  // its size, then its list
+    }
+}
