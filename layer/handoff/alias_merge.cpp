@@ -2,16 +2,14 @@
 
 #include <cstdint>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "layer/base/log.hpp"
 #include "layer/base/stats.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/core/dmabuf_aliases.hpp"
-#include "layer/core/import_state.hpp"
 #include "layer/handoff/copy_cycle.hpp"
+#include "layer/handoff/dmabuf_state.hpp"
 #include "layer/handoff/staging.hpp"
 
 namespace cldmabuf {
@@ -23,39 +21,6 @@ public:
 };
 
 namespace {
-
-// One import's part of its dma-buf's record: its CycleState and the bytes
-// its acquire uploaded (kept while armed; the buffer stays allocated for
-// the next cycle until the import's teardown).
-struct ImportCycle {
-    CycleState state;
-    std::vector<uint8_t> uploaded;
-};
-
-// Everything the copy route's write-back knows about one dma-buf: its
-// imports' cycles.  All records under one lock, never held across a kernel
-// wait (a snapshot or merge is a memcpy of the mapping).
-struct DmabufRecord {
-    std::unordered_map<const Import *, ImportCycle> imports;
-};
-
-std::mutex mutex;
-std::unordered_map<DmabufKey, DmabufRecord, DmabufKeyHash> records;
-
-ImportCycle &cycle_of(const Import &import) { return records[dmabuf_key(import)].imports[&import]; }
-
-void forget(const Import &import) {
-    std::vector<uint8_t> gone;  // freed outside the lock
-    std::lock_guard lock(mutex);
-    auto it = records.find(dmabuf_key(import));
-    if (it == records.end()) return;
-    auto entry = it->second.imports.find(&import);
-    if (entry == it->second.imports.end()) return;
-    gone.swap(entry->second.uploaded);
-    it->second.imports.erase(entry);
-    if (it->second.imports.empty()) records.erase(it);
-}
-[[maybe_unused]] const bool registered = (register_import_state(&forget), true);
 
 // Uploaded on acquire and written back on release: neither READ_ONLY
 // nor WRITE_ONLY (layer/handoff/transfers.hpp, copied_in/copied_out).
@@ -88,20 +53,16 @@ Rows rows_of(const Import &import) {
     return r;
 }
 
-// Keeps the dma-buf's bytes as they are now (under `mutex`, CPU bracket open).
-void take_snapshot(const Import &import, ImportCycle &c) {
+// Keeps the dma-buf's bytes as they are now as `view`'s snapshot (under the
+// record's lock, CPU bracket open): the actions' snapshots name only `import`
+// or, for a late alias, views of the same dma-buf, found by their record.
+void take_snapshot(const Import &import, std::vector<uint8_t> &into) {
     const Rows r = rows_of(import);
     const auto *host = static_cast<const uint8_t *>(copy_route_host(import));
-    c.uploaded.resize(r.span());
+    into.resize(r.span());
     for (size_t z = 0; z < r.slices; ++z)
         for (size_t y = 0; y < r.count; ++y)
-            std::memcpy(c.uploaded.data() + r.offset(z, y), host + r.offset(z, y), r.row_bytes);
-}
-
-void step(const Import &import, ImportCycle &c, CycleEvent event) {
-    const CycleStep s = cycle_step(c.state, event);
-    if (s.take_snapshot) take_snapshot(import, c);
-    c.state = s.next;
+            std::memcpy(into.data() + r.offset(z, y), host + r.offset(z, y), r.row_bytes);
 }
 
 // Writes dst[i] = now[i] wherever now[i] != before[i]; returns the bytes written.
@@ -120,21 +81,22 @@ size_t merge_row(uint8_t *dst, const uint8_t *now, const uint8_t *before, size_t
     return written;
 }
 
-// The dma-buf of `made` has one more import: every import of it held while
+// The dma-buf of `made` has one more import: every view of it held while
 // alone keeps the bytes its acquire uploaded, which the dma-buf still holds
-// (nothing wrote it while held: alias_merge.hpp).
+// (nothing wrote it while held: alias_merge.hpp).  The snapshot reads the
+// held view's own mapping: the views are the record's, each named by its
+// import, alive while its view is.
 void late_alias(const Import &made) {
-    std::lock_guard lock(mutex);
-    auto it = records.find(dmabuf_key(made));
-    if (it == records.end()) return;
-    for (auto &[import, cycle] : it->second.imports) {
-        if (import == &made) continue;
-        const bool was_armed = cycle.state.armed;
-        step(*import, cycle, CycleEvent::alias_appeared);
-        if (!was_armed && cycle.state.armed)
-            LOG_DEBUG("import %p now shares its dma-buf with import %p: kept what its acquire uploaded (%zu bytes), "
-                      "its release writes back only what its device changed",
-                      static_cast<const void *>(import->mem), static_cast<void *>(made.mem), cycle.uploaded.size());
+    auto record = dmabuf_record(made);
+    std::lock_guard lock(record->mutex);
+    const DmabufActions a =
+        record->apply(DmabufEvent{.kind = DmabufEventKind::alias_appeared, .view = view_id(made)});
+    for (ViewId v : a.snapshot) {
+        const auto *import = reinterpret_cast<const Import *>(v);
+        take_snapshot(*import, record->uploaded[v]);
+        LOG_DEBUG("import %p now shares its dma-buf with import %p: kept what its acquire uploaded (%zu bytes), "
+                  "its release writes back only what its device changed",
+                  static_cast<const void *>(import->mem), static_cast<void *>(made.mem), record->uploaded[v].size());
     }
 }
 
@@ -152,13 +114,16 @@ void *copy_route_host(const Import &import) {
 void note_upload(const Import &import) {
     if (!both_ways(import)) return;
     const bool aliased = dmabuf_aliased(import);
-    std::lock_guard lock(mutex);
-    ImportCycle &c = cycle_of(import);
-    step(import, c, aliased ? CycleEvent::acquire_ran_aliased : CycleEvent::acquire_ran_alone);
+    auto record = dmabuf_record(import);
+    std::lock_guard lock(record->mutex);
+    const DmabufActions a = record->apply(
+        DmabufEvent{.kind = DmabufEventKind::acquire_ran, .view = view_id(import), .aliased = aliased});
+    for (ViewId v : a.snapshot) take_snapshot(import, record->uploaded[v]);
     if (aliased)
         LOG_DEBUG("acquire: import %p shares its dma-buf with %zu other import(s): kept the %zu bytes uploaded, "
                   "its release writes back only what the device changed",
-                  static_cast<void *>(import.mem), dmabuf_import_count(import) - 1, c.uploaded.size());
+                  static_cast<void *>(import.mem), dmabuf_import_count(import) - 1,
+                  record->uploaded[view_id(import)].size());
 }
 
 std::shared_ptr<ReleaseWriteBack> decide_release(const Import &import) {
@@ -166,8 +131,12 @@ std::shared_ptr<ReleaseWriteBack> decide_release(const Import &import) {
     const bool aliased = dmabuf_aliased(import);
     auto out = std::make_shared<ReleaseWriteBack>();
     {
-        std::lock_guard lock(mutex);
-        out->decided = decide_write_back(aliased, cycle_of(import).state.armed);
+        auto record = dmabuf_record(import);
+        std::lock_guard lock(record->mutex);
+        out->decided = record
+                           ->apply(DmabufEvent{.kind = DmabufEventKind::release_decided, .view = view_id(import),
+                                               .aliased = aliased})
+                           .write_back;
     }
     if (out->decided == WriteBack::scratch) out->scratch.resize(rows_of(import).span());
     return out;
@@ -180,19 +149,23 @@ void *release_scratch(const ReleaseWriteBack *write_back) {
 
 size_t finish_release(const Import &import, const ReleaseWriteBack *write_back, bool apply) {
     if (!both_ways(import) || !write_back) return 0;
-    std::lock_guard lock(mutex);
-    ImportCycle &c = cycle_of(import);
+    auto record = dmabuf_record(import);
+    std::lock_guard lock(record->mutex);
+    const Finish finish = record
+                              ->apply(DmabufEvent{.kind = DmabufEventKind::release_ran, .view = view_id(import),
+                                                  .ok = apply, .decided = write_back->decided})
+                              .finish;
     size_t written = 0;
-    const Finish finish = finish_write_back(write_back->decided, c.state, apply);
     if (finish != Finish::nothing) {
         const Rows r = rows_of(import);
         auto *host = static_cast<uint8_t *>(copy_route_host(import));
         const uint8_t *scratch = write_back->scratch.data();
+        const uint8_t *uploaded = record->uploaded[view_id(import)].data();
         for (size_t z = 0; z < r.slices; ++z)
             for (size_t y = 0; y < r.count; ++y) {
                 const size_t at = r.offset(z, y);
                 if (finish == Finish::merge)
-                    written += merge_row(host + at, scratch + at, c.uploaded.data() + at, r.row_bytes);
+                    written += merge_row(host + at, scratch + at, uploaded + at, r.row_bytes);
                 else
                     std::memcpy(host + at, scratch + at, r.row_bytes);
             }
@@ -203,7 +176,6 @@ size_t finish_release(const Import &import, const ReleaseWriteBack *write_back, 
                       written);
         }
     }
-    step(import, c, CycleEvent::release_ran);
     return written;
 }
 

@@ -1,8 +1,9 @@
 // The copy route with two imports of one dma-buf: the release of an aliased
 // import writes back only the bytes its device changed.  The rule and its
 // states are pure functions in layer/handoff/copy_cycle.hpp (read it first);
-// this file keeps those states in one record per dma-buf, takes the
-// snapshots and merges.
+// each import's cycle is a view of its dma-buf's state
+// (layer/handoff/dmabuf_state.hpp), which also keeps the snapshots; this
+// file takes the snapshots and merges as that state's transitions say.
 //
 // When the alias appears matters; each case keeps the invariant:
 // - before the acquire ran: the acquire sees it and keeps its snapshot;

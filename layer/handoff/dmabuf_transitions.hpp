@@ -4,8 +4,8 @@
 // DmabufState per dma-buf under that dma-buf's own lock and carries the
 // actions out (a snapshot, a SYNC START ahead, a fence attached), outside the
 // lock where they can wait in the kernel.  tests/unit/test_dmabuf_transitions.cpp
-// walks the whole table: every reachable state of two imports, three
-// openings and two fences, every event, the invariants after each.
+// walks the whole table: every reachable state of two imports and two
+// openings or hand-overs, every event, the invariants after each.
 //
 // Why one state for the dma-buf and not one per import: two imports of one
 // dma-buf are one memory and one reservation object.  A release fence that

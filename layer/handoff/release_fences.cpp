@@ -8,7 +8,7 @@
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/plan.hpp"
 #include "layer/core/host_step.hpp"
-#include "layer/core/import_state.hpp"
+#include "layer/handoff/dmabuf_state.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/core/worker.hpp"
@@ -16,10 +16,18 @@
 namespace cldmabuf {
 namespace {
 
-// Imports whose dma-buf refused IMPORT_SYNC_FILE: not asked again.
-void forget_refusal(const Import &import);
-ImportState<bool> refused(forget_refusal);
-void forget_refusal(const Import &import) { refused.forget(import); }
+// Whether the dma-buf refused IMPORT_SYNC_FILE once (its state remembers: not asked again).
+bool refused_before(const Import &import) {
+    auto record = dmabuf_record(import);
+    std::lock_guard lock(record->mutex);
+    return record->state.fence_refused;
+}
+
+void note_refused(const Import &import) {
+    auto record = dmabuf_record(import);
+    std::lock_guard lock(record->mutex);
+    record->apply(DmabufEvent{.kind = DmabufEventKind::fence_refused});
+}
 
 }  // namespace
 
@@ -40,7 +48,7 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
         f.fences_on = fences_on;
         f.read_only = import->flags & CL_MEM_READ_ONLY;
         f.tiled_shadow = import->over_tiled_shadow();
-        f.refused_before = refused.find(*import) != nullptr;
+        f.refused_before = refused_before(*import);
         f.earlier_dmabuf_steps = earlier.dmabuf_fences > 0;
         f.earlier_acquires = earlier.openable_acquires > 0;
         const ReleaseFence plan = plan_release_fence(f);
@@ -53,7 +61,7 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
             continue;
         }
         if (int err = fence->attach(import->fd); err < 0) {
-            refused.emplace(*import, true);
+            note_refused(*import);
             LOG_DEBUG("release: dma-buf fd %d takes no release fence (%s); its consumers see only the earlier "
                       "fences", import->fd, std::strerror(-err));
             continue;

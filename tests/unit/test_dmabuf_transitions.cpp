@@ -1,6 +1,6 @@
 // The whole table of one dma-buf's state (layer/handoff/dmabuf_transitions.hpp):
 // every state reachable from the empty one with up to two imports (views),
-// and up to three openings and hand-overs together, times every event — each
+// and up to two openings and hand-overs together, times every event — each
 // kind with every id it can name (known ones and one never made) and every
 // combination of its facts — with the invariants checked after each
 // transition.  The names below (I1 ...) are the ones docs/layer-rules.md,

@@ -1,0 +1,61 @@
+// One object per dma-buf, holding everything the handoff knows about that
+// memory, keyed as the layer keys dma-bufs (layer/core/dmabuf_aliases.hpp:
+// the file's device and inode).  Its state and transitions are the pure
+// DmabufState / dmabuf_step (layer/handoff/dmabuf_transitions.hpp, read it
+// first); this object adds what those ids stand for — each view's snapshot
+// bytes, each hand-over's fence, each opening's step — and one lock.
+//
+// Imports are views onto it: an import's handoff knows nothing of the
+// dma-buf that this object does not hold.  What stays per import is what
+// only that import has: its own device copy and the ICD objects over it
+// (pinned staging, a tiled image's shadow, the blitter's GEM handle), its
+// fds and its mapping (the failed-acquire shield detaches that mapping).
+//
+// The lock: everything under it is bookkeeping, a zero-timeout poll, an
+// event status query or a memcpy of the mapping (a snapshot, a merge).  No
+// kernel call that can wait (DMA_BUF_IOCTL_SYNC, a fence wait with a
+// timeout), no clWaitForEvents or clFinish: the callers take the actions a
+// transition returns and carry out those that can wait after unlocking.
+//
+// Records live while a view or an opening does; the import's teardown
+// (forget_import_state, before its fds close) removes its view, retires its
+// openings and abandons the fences handed to them.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "layer/core/registry.hpp"
+#include "layer/handoff/dmabuf_transitions.hpp"
+#include "layer/sync/dmabuf_bridge.hpp"
+
+namespace cldmabuf {
+
+class AcquireOpening;
+
+struct DmabufRecord {
+    std::mutex mutex;
+    std::condition_variable changed;  // an opening left opening or opening_ahead (actions.wake)
+    DmabufState state;
+    // What the state's ids stand for.  Under `mutex`.
+    std::unordered_map<ViewId, std::vector<uint8_t>> uploaded;  // a view's snapshot (armed)
+    std::unordered_map<DmabufId, std::shared_ptr<sync::DmabufSignal>> fences;  // a hand-over's fence
+    std::unordered_map<DmabufId, std::weak_ptr<AcquireOpening>> openings;    // an opening's step
+    // Applies `event` (under `mutex`): the state moves on, the fences of
+    // abandoned hand-overs are forgotten (their releases signal them), the
+    // fences of completed ones are moved into `attach` for the caller to
+    // attach after unlocking, and waiters are woken when asked.
+    DmabufActions apply(const DmabufEvent &event, std::vector<std::shared_ptr<sync::DmabufSignal>> *attach = nullptr);
+};
+
+// The record of `import`'s dma-buf, `import` met as one of its views.
+std::shared_ptr<DmabufRecord> dmabuf_record(const Import &import);
+
+// The view id of an import.
+inline ViewId view_id(const Import &import) { return reinterpret_cast<uintptr_t>(&import); }
+
+}  // namespace cldmabuf
