@@ -22,12 +22,6 @@ public:
 
 namespace {
 
-// Uploaded on acquire and written back on release: neither READ_ONLY
-// nor WRITE_ONLY (layer/handoff/transfers.hpp, copied_in/copied_out).
-bool both_ways(const Import &import) {
-    return import.route == Route::copy && !(import.flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY)) &&
-           !import.over_tiled_shadow();
-}
 
 // The rows of host bytes a transfer of the import moves, relative to
 // copy_route_host(): the whole buffer, or each image row (between rows lie
@@ -112,7 +106,7 @@ void *copy_route_host(const Import &import) {
 }
 
 void note_upload(const Import &import) {
-    if (!both_ways(import)) return;
+    if (!copied_both_ways(import)) return;
     const bool aliased = dmabuf_aliased(import);
     auto record = dmabuf_record(import);
     std::lock_guard lock(record->mutex);
@@ -127,7 +121,7 @@ void note_upload(const Import &import) {
 }
 
 std::shared_ptr<ReleaseWriteBack> decide_release(const Import &import) {
-    if (!both_ways(import)) return nullptr;
+    if (!copied_both_ways(import)) return nullptr;
     const bool aliased = dmabuf_aliased(import);
     auto out = std::make_shared<ReleaseWriteBack>();
     {
@@ -148,7 +142,7 @@ void *release_scratch(const ReleaseWriteBack *write_back) {
 }
 
 size_t finish_release(const Import &import, const ReleaseWriteBack *write_back, bool apply) {
-    if (!both_ways(import) || !write_back) return 0;
+    if (!copied_both_ways(import) || !write_back) return 0;
     auto record = dmabuf_record(import);
     std::lock_guard lock(record->mutex);
     const Finish finish = record

@@ -12,12 +12,6 @@ namespace {
 std::mutex dmabuf_registry_mutex;
 auto *dmabuf_records = new std::unordered_map<DmabufKey, std::shared_ptr<DmabufRecord>, DmabufKeyHash>;
 
-// Uploaded on acquire and written back on release: the copy route, neither
-// READ_ONLY nor WRITE_ONLY, not a tiled shadow (layer/handoff/transfers.hpp).
-bool copied_both_ways(const Import &import) {
-    return import.route == Route::copy && !(import.flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY)) &&
-           !import.over_tiled_shadow();
-}
 
 void forget_view(const Import &import) {
     std::vector<uint8_t> bytes;  // freed outside the locks
@@ -36,6 +30,11 @@ void forget_view(const Import &import) {
 }
 
 }  // namespace
+
+bool copied_both_ways(const Import &import) {
+    return import.route == Route::copy && !(import.flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY)) &&
+           !import.over_tiled_shadow();
+}
 
 DmabufActions DmabufRecord::apply(const DmabufEvent &event, std::vector<std::shared_ptr<sync::DmabufSignal>> *attach) {
     DmabufTransition t = dmabuf_step(state, event);

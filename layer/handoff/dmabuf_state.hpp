@@ -55,6 +55,12 @@ struct DmabufRecord {
 // The record of `import`'s dma-buf, `import` met as one of its views.
 std::shared_ptr<DmabufRecord> dmabuf_record(const Import &import);
 
+// Uploaded on acquire and written back on release: the copy route, neither
+// READ_ONLY nor WRITE_ONLY, not a tiled shadow (layer/handoff/transfers.hpp,
+// copied_in/copied_out).  Only such a view keeps snapshots; the one test of
+// the route the dma-buf's state needs, asked before taking its lock.
+bool copied_both_ways(const Import &import);
+
 // The view id of an import.
 inline ViewId view_id(const Import &import) { return reinterpret_cast<uintptr_t>(&import); }
 
