@@ -5,7 +5,7 @@
 
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/dmabuf/primitives.hpp"
-#include "layer/core/import_state.hpp"
+#include "layer/handoff/dmabuf_state.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/stats.hpp"
 
@@ -57,19 +57,24 @@ cl_int end_cpu_access(const Import &import, uint64_t access, const char *what) {
     return CL_SUCCESS;
 }
 
-// Acquire's fence wait: an exported sync_file, or the poll.
+// Acquire's fence wait: an exported sync_file, or the poll; the way is the
+// dma-buf's (layer/handoff/dmabuf_state.hpp), learned at its first wait.
+FenceWaitRoute fence_wait_route(const Import &import) {
+    auto record = dmabuf_record(import);
+    std::lock_guard lock(record->mutex);
+    return record->state.fence_wait;
+}
+
 namespace {
 
-void forget_route(const Import &import);
-ImportState<FenceWaitRoute> routes(forget_route);
-void forget_route(const Import &import) { routes.forget(import); }
+FenceWaitRoute learn_fence_wait(const Import &import, bool exported) {
+    auto record = dmabuf_record(import);
+    std::lock_guard lock(record->mutex);
+    record->apply(DmabufEvent{.kind = DmabufEventKind::fence_wait_learned, .ok = exported});
+    return record->state.fence_wait;
+}
 
 }  // namespace
-
-FenceWaitRoute fence_wait_route(const Import &import) {
-    const FenceWaitRoute *r = routes.find(import);
-    return r ? *r : FenceWaitRoute::unknown;
-}
 
 cl_int wait_acquire_fences(const Import &import, uint64_t access, const char *what) {
     const bool write = (access & DMABUF_SYNC_WRITE) != 0;
@@ -80,8 +85,8 @@ cl_int wait_acquire_fences(const Import &import, uint64_t access, const char *wh
         const int wait = dmabuf_wait_exported_fences(import.fd, write, fence_timeout_ms(), &exported);
         if (exported || export_unsupported(wait)) {
             if (route == FenceWaitRoute::unknown) {
-                // Steps of one import may run on several queues' workers: the first answer stays.
-                route = routes.emplace(import, exported ? FenceWaitRoute::sync_file : FenceWaitRoute::poll);
+                // Steps of the dma-buf may run on several queues' workers: the first answer stays.
+                route = learn_fence_wait(import, exported);
                 if (exported)
                     LOG_DEBUG("%s: dma-buf fd %d: fences waited on as an exported sync_file", what, import.fd);
                 else

@@ -18,6 +18,7 @@
 
 #include "layer/base/cl_compat.h"
 #include "layer/core/registry.hpp"
+#include "layer/handoff/dmabuf_transitions.hpp"
 
 namespace cldmabuf {
 
@@ -42,8 +43,9 @@ cl_int end_cpu_access(const Import &import, uint64_t access, const char *what);
 // (CL_OUT_OF_RESOURCES on timeout, fence_wait_status).
 cl_int wait_acquire_fences(const Import &import, uint64_t access, const char *what);
 
-// How this import's fences are waited for; `unknown` until its first wait.
-enum class FenceWaitRoute { unknown, sync_file, poll };
+// How the import's dma-buf's fences are waited for; `unknown` until its
+// first wait that decides it (the dma-buf's state keeps it).
+using FenceWaitRoute = FenceWait;
 FenceWaitRoute fence_wait_route(const Import &import);
 
 }  // namespace cldmabuf

@@ -217,6 +217,10 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
     case K::fence_refused:
         s.fence_refused = true;
         return t;
+    case K::fence_wait_learned:
+        // Steps of the dma-buf may run on several queues' workers: the first answer stays.
+        if (s.fence_wait == FenceWait::unknown) s.fence_wait = e.ok ? FenceWait::sync_file : FenceWait::poll;
+        return t;
     }
     return refuse();
 }

@@ -28,6 +28,9 @@
 //   of them failed or was retired.
 // - fence_refused: the dma-buf refused IMPORT_SYNC_FILE once; no release
 //   fence is tried again.
+// - fence_wait: how an acquire waits for the dma-buf's fences, learned at
+//   the first wait that decides it (an exported sync_file, or the poll where
+//   the kernel has no DMA_BUF_IOCTL_EXPORT_SYNC_FILE); the first answer stays.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,9 @@
 #include "layer/handoff/copy_cycle.hpp"
 
 namespace cldmabuf {
+
+// How an acquire waits for the dma-buf's fences (layer/handoff/cpu_access.hpp).
+enum class FenceWait { unknown, sync_file, poll };
 
 using ViewId = uint64_t;  // an import of the dma-buf (its address in the layer)
 using DmabufId = uint32_t;  // an opening or a hand-over, unique within its dma-buf
@@ -73,6 +79,7 @@ struct DmabufState {
     std::vector<Opening> openings;
     std::vector<HandOver> hand_overs;
     bool fence_refused = false;
+    FenceWait fence_wait = FenceWait::unknown;
     DmabufId next_id = 1;
     bool operator==(const DmabufState &o) const = default;
 
@@ -95,6 +102,7 @@ enum class DmabufEventKind {
     release_looks,    // a release with a fence looks at the acquires ahead: answer look
     claim_published,  // a release's SYNC START ahead for `opening` returned (`ok`: it started)
     fence_refused,    // the dma-buf refused IMPORT_SYNC_FILE
+    fence_wait_learned,  // a fence wait decided the way (`ok`: an exported sync_file; else the poll)
 };
 
 struct DmabufEvent {
@@ -103,7 +111,7 @@ struct DmabufEvent {
     DmabufId opening = 0;
     bool both_ways = false;  // view_met
     bool aliased = false;    // acquire_ran, release_decided: another live import of the dma-buf now
-    bool ok = true;          // release_ran, step_opened, claim_published
+    bool ok = true;          // release_ran, step_opened, claim_published, fence_wait_learned
     WriteBack decided = WriteBack::direct;  // release_ran
     // release_looks: facts the release read outside the state.
     bool wait_lists_complete = false;  // every unopened acquire's wait list completed

@@ -63,7 +63,7 @@ struct ForgottenImport : cldmabuf::Import {
 };
 }  // namespace
 
-TEST_CASE("acquire fences: the exported sync_file is waited on, and the route is kept per import", "[semaphore]") {
+TEST_CASE("acquire fences: the exported sync_file is waited on, and the way is kept for the dma-buf", "[semaphore]") {
     FakeKernel k;
     ScopedKernel scope(&k);
     ForgottenImport import;
