@@ -101,3 +101,23 @@ TEST_CASE("acquire fences: ENOTTY (Linux < 6.0) polls the dma-buf from then on; 
     k.on_poll = [](struct pollfd *, int) { return 0; };
     CHECK(cldmabuf::wait_acquire_fences(old_kernel, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_OUT_OF_RESOURCES);
 }
+
+TEST_CASE("acquire fences: a second import of one dma-buf waits the way the first learned, without asking again",
+          "[semaphore]") {
+    FakeKernel k;
+    ScopedKernel scope(&k);
+    // Two fds of one dma-buf: one file identity (layer/core/dmabuf_aliases.hpp).
+    ForgottenImport first, second;
+    for (cldmabuf::Import *i : {static_cast<cldmabuf::Import *>(&first), static_cast<cldmabuf::Import *>(&second)}) {
+        i->app_fd_identity = true;
+        i->app_fd_dev = 7;
+        i->app_fd_ino = 4242;
+    }
+    second.fd = 6;
+    k.ioctl_errnos = {ENOTTY};
+    CHECK(cldmabuf::wait_acquire_fences(first, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_SUCCESS);
+    REQUIRE(k.ioctls.size() == 1);
+    CHECK(cldmabuf::fence_wait_route(second) == cldmabuf::FenceWaitRoute::poll);
+    CHECK(cldmabuf::wait_acquire_fences(second, cldmabuf::DMABUF_SYNC_READ, "acquire") == CL_SUCCESS);
+    CHECK(k.ioctls.size() == 1);  // the dma-buf's kernel answered once for both
+}
