@@ -2,7 +2,7 @@
 // bounded wait for the dma-buf's fences (wait_acquire_fences, layer/handoff/cpu_access.hpp)
 // and DMA_BUF_IOCTL_SYNC START, done by its host step when it runs — and the
 // release fences that releases enqueued behind it handed over, attached
-// right after (issue #28 item 2).
+// right after.
 //
 // Why: SYNC START waits for every fence in the dma-buf in its direction,
 // unbounded (drivers/dma-buf/dma-buf.c, __dma_buf_begin_cpu_access); the
@@ -20,12 +20,12 @@
 //     attaches it (none does if one of them failed or was dropped).
 // Safe (layer/handoff/plan.hpp, plan_acquire_ahead) means: no step is at
 // its opening, the acquires' wait lists have completed, and no fence of the
-// dma-buf is pending.  Issue #20 opened ahead whenever no fence was pending; issue #28
-// found the cost: an acquire held by a user event that a fence-honouring
-// producer completes (it waits for the dma-buf's fences before writing, as
-// Mesa does) made the producer wait for the release's fence, which waits for
-// the kernel, which waits for the producer — 1 s a frame — and the START
-// moved before the producer's writes.
+// dma-buf is pending.  The wait lists matter: an acquire held by a user event
+// that a fence-honouring producer completes (it waits for the dma-buf's
+// fences before writing, as Mesa does) would, opened ahead, make the
+// producer wait for the release's fence, which waits for the kernel, which
+// waits for the producer (the fence's bound, a second a frame), and its
+// START would come before the producer's writes.
 //
 // The invariant (docs/layer-rules.md, "The queue protocol"): no fence of a
 // release is in a dma-buf before every acquire of that dma-buf ahead of it

@@ -13,12 +13,12 @@
 // (layer/blit/tiled_shadow.hpp) are de-tiled into their linear shadow by the
 // blitter on acquire and re-tiled on release when writable; the CPU never
 // touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.  Explicit
-// fences (issue #20): the queued acquire waits for the fences as one exported
+// fences: the queued acquire waits for the fences as one exported
 // sync_file where the kernel can (wait_acquire_fences, layer/handoff/cpu_access.hpp), and a
 // queued release puts its own fence into the written dma-bufs for
 // implicit-sync consumers (layer/handoff/release_fences.hpp).
 //
-// Two paths.  The fast one (issue #18) costs what the ICD's own floor costs:
+// Two paths.  The fast one costs what the ICD's own floor costs:
 // one marker, the command's event and its place in the queue, and the
 // syscalls done at once on the application's thread.  Which way a command
 // goes is one pure function of facts gathered here (layer/handoff/plan.hpp,

@@ -1,8 +1,7 @@
 // The CPU-access bracket on an import, shared by acquire/release and map/unmap:
 // the bounded wait for the dma-buf's fences, DMA_BUF_IOCTL_SYNC START and END.
 //
-// Acquire's wait for a dma-buf's implicit fences (issue #20 item 2,
-// wait_acquire_fences).
+// Acquire's wait for a dma-buf's implicit fences (wait_acquire_fences).
 //
 // Where the kernel has DMA_BUF_IOCTL_EXPORT_SYNC_FILE (Linux >= 6.0) the
 // fences are taken out as one sync_file and that is waited on; where it

@@ -58,7 +58,7 @@ ReleaseFence plan_release_fence(const ReleaseFenceFacts &f) {
 }
 
 AcquireAhead plan_acquire_ahead(const AheadFacts &f) {
-    // Invariant (issue #28 item 2): a release fence is in the dma-buf before
+    // Invariant: a release fence is in the dma-buf before
     // the acquire ahead of it ran only if that acquire's SYNC START is done
     // (else the START would wait for the fence: a cycle), and the START is
     // done ahead only when every event of that acquire's wait list has

@@ -1,4 +1,4 @@
-// The handoff's choices as pure functions of named facts (issue #28): which
+// The handoff's choices as pure functions of named facts: which
 // way an acquire or release goes, and what a queued release does with its
 // fence.  Each fact is asked once at the command's enqueue, those a failure
 // changes once more after the marker (layer/handoff/acquire_release.cpp

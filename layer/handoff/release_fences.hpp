@@ -1,4 +1,4 @@
-// Release's fence in the dma-buf (issue #20 item 2): a release that goes the
+// Release's fence in the dma-buf: a release that goes the
 // queued way puts a layer fence into each written import's dma-buf as its
 // writer at enqueue (layer/sync/dmabuf_bridge.hpp), so implicit-sync
 // consumers wait until the release step ran; the step signals it when its

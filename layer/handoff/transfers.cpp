@@ -68,7 +68,7 @@ cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, c
 // the queue is quiet (layer/queue/quiet.hpp): the Read is then all
 // that is left to wait for, and the caller waits for it about as long as
 // its clFinish would, without the queued step's marker callback, worker and
-// gate (issue #13: about 0.2 ms per 64 MiB on NVIDIA, 14 % of the transfer).
+// gate (measured on NVIDIA: about 0.2 ms per 64 MiB, 14 % of the transfer).
 bool slow_transfer(const Import &import) {
     return import.route == Route::copy && copy_bytes(import) > fast_copy_limit &&
            (import.is_image || registered_mapping(import) == nullptr);
