@@ -283,12 +283,17 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         step.wait_list = waits.data();
     }
     const StagingList staging = stagings_of(list, queue, copied_in);
+    // The direct Writes of aliased imports read their snapshots, which the
+    // work fills (layer/handoff/alias_merge.hpp, upload_source).
+    std::vector<const void *> upload_from(list.size(), nullptr);
+    for (size_t i = 0; i < list.size(); ++i)
+        if (copied_in(*list[i]) && !staging[i]) upload_from[i] = upload_source(*list[i]);
     const Openings openings = openings_of(list, num_events, wait_list);
     if (!openings.empty()) step.waits = HostStep::Waits::openable_acquire;
     // The openings retire when the work returns, before the step lets go of
     // the imports (a release never opens one ahead on a closed fd); a step
     // dropped without running retires them as its work is destroyed.
-    step.work = [list, staging, openings, queue, drained](cl_int prior) -> cl_int {
+    step.work = [list, staging, upload_from, openings, queue, drained](cl_int prior) -> cl_int {
         const struct Retire {
             const Openings &openings;
             ~Retire() { retire_openings(openings); }
@@ -301,12 +306,15 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
                          : openings.empty()         ? open_acquire(import)
                                                     : open_in_step(*openings[i]);
             // An aliased import keeps what is uploaded next (staged here or
-            // the direct Write behind the gate): layer/handoff/alias_merge.hpp.
-            if (err == CL_SUCCESS && copied_in(import)) note_upload(import);
+            // the direct Write behind the gate, which reads what it kept):
+            // layer/handoff/alias_merge.hpp.
+            const void *kept = err == CL_SUCCESS && copied_in(import)
+                                   ? note_upload(import, upload_from[i] != nullptr)
+                                   : nullptr;
             // Pinned staging runs here, after the fences and SYNC START; the
             // application's queue waits for this step.
             if (err == CL_SUCCESS && staging[i]) {
-                err = staged_to_device(*staging[i], import);
+                err = staged_to_device(*staging[i], import, kept);
                 if (err == CL_SUCCESS) count_copy(import, true, stats().copy_in_bytes);
             }
             if (err != CL_SUCCESS) return err;
@@ -314,12 +322,12 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         return CL_SUCCESS;
     };
     // The direct route: the ICD's Write{Buffer,Image} from the mapping, after the fences.
-    step.device_commands = [list, staging, queue](cl_event gate, std::vector<cl_event> *after) -> cl_int {
+    step.device_commands = [list, staging, upload_from, queue](cl_event gate, std::vector<cl_event> *after) -> cl_int {
         for (size_t i = 0; i < list.size(); ++i) {
             const Import &import = *list[i];
             if (!copied_in(import) || staging[i]) continue;
             cl_event done = nullptr;
-            cl_int err = copy_to_device(queue, import, 1, &gate, &done);
+            cl_int err = copy_to_device(queue, import, 1, &gate, &done, upload_from[i]);
             if (err != CL_SUCCESS) return err;
             count_copy(import, false, stats().copy_in_bytes);
             after->push_back(done);

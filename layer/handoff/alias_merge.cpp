@@ -105,19 +105,35 @@ void *copy_route_host(const Import &import) {
     return registered ? registered : import.mapping;
 }
 
-void note_upload(const Import &import) {
-    if (!copied_both_ways(import)) return;
-    const bool aliased = dmabuf_aliased(import);
+const void *upload_source(const Import &import) {
+    if (!copied_both_ways(import) || !dmabuf_aliased(import)) return nullptr;
+    auto record = dmabuf_record(import);
+    std::lock_guard lock(record->mutex);
+    auto &kept = record->uploaded[view_id(import)];
+    kept.resize(rows_of(import).span());  // the same span every time: never moves once sized
+    return kept.data();
+}
+
+const void *note_upload(const Import &import, bool from_snapshot) {
+    if (!copied_both_ways(import)) return nullptr;
+    // Uploading from the snapshot, the import keeps one even when the alias
+    // went away meanwhile: its release then merges, which is right alone too.
+    const bool aliased = from_snapshot || dmabuf_aliased(import);
     auto record = dmabuf_record(import);
     std::lock_guard lock(record->mutex);
     const DmabufActions a = record->apply(
         DmabufEvent{.kind = DmabufEventKind::acquire_ran, .view = view_id(import), .aliased = aliased});
-    for (ViewId v : a.snapshot) take_snapshot(import, record->uploaded[v]);
+    const void *kept = nullptr;
+    for (ViewId v : a.snapshot) {
+        take_snapshot(import, record->uploaded[v]);
+        kept = record->uploaded[v].data();
+    }
     if (aliased)
         LOG_DEBUG("acquire: import %p shares its dma-buf with %zu other import(s): kept the %zu bytes uploaded, "
                   "its release writes back only what the device changed",
                   static_cast<void *>(import.mem), dmabuf_import_count(import) - 1,
                   record->uploaded[view_id(import)].size());
+    return kept;
 }
 
 std::shared_ptr<ReleaseWriteBack> decide_release(const Import &import) {

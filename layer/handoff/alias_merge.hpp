@@ -27,7 +27,10 @@
 //   compare with: written back whole;
 // - tiled images (layer/blit/tiled_shadow.hpp) go through their linear
 //   shadow and the blitter's re-tile, not through these transfers;
-// - imports of the dma-buf in another process: the layer sees only its own.
+// - imports of the dma-buf in another process: the layer sees only its own;
+// - an alias made after a queued acquire was enqueued alone, whose own
+//   release writes the dma-buf before that acquire's Write runs: the Write
+//   reads the dma-buf, not the snapshot.
 // Only aliased imports pay (a snapshot, a scratch and a compare of their
 // size); an import alone on its dma-buf is written back whole, as before.
 #pragma once
@@ -45,9 +48,25 @@ namespace cldmabuf {
 void *copy_route_host(const Import &import);
 
 // Acquire, CPU bracket open, before the upload of a copy-route import that
-// the device reads: the import is held; aliased, it keeps the bytes about
-// to be uploaded.
-void note_upload(const Import &import);
+// the device reads: the import is held; aliased (or `from_snapshot`), it
+// keeps the bytes about to be uploaded.  Returns where it kept them (the
+// import's snapshot, upload_source's) or nullptr: the upload reads them from
+// there, not from the dma-buf.  The upload is an ICD command that runs
+// later, and another import's release may write the dma-buf before it does:
+// read from the dma-buf, the device copy would differ from the snapshot, and
+// the merge would write the other import's bytes back as they were when the
+// upload ran.
+const void *note_upload(const Import &import, bool from_snapshot = false);
+
+// Acquire, when its upload command is enqueued ahead of the step that calls
+// note_upload (the queued path's Write behind the gate): for a copy-route
+// import copied both ways that is aliased now, the storage of its snapshot,
+// which the Write reads and note_upload(import, true) fills (the same
+// bytes, at the same offsets as the dma-buf's); else nullptr (the Write
+// reads the dma-buf).  The storage is one per import, sized once, and lives
+// until the import's teardown, after the ICD destroyed its buffer: it
+// outlives the command.
+const void *upload_source(const Import &import);
 
 // One release command's write-back of one import: where its Read goes.
 class ReleaseWriteBack;

@@ -42,7 +42,9 @@ struct DmabufRecord {
     std::condition_variable changed;  // an opening left opening or opening_ahead (actions.wake)
     DmabufState state;
     // What the state's ids stand for.  Under `mutex`.
-    std::unordered_map<ViewId, std::vector<uint8_t>> uploaded;  // a view's snapshot (armed)
+    // A view's snapshot (armed), which its upload reads (alias_merge.hpp,
+    // upload_source): sized once, it never moves while the view lives.
+    std::unordered_map<ViewId, std::vector<uint8_t>> uploaded;
     std::unordered_map<DmabufId, std::shared_ptr<sync::DmabufSignal>> fences;  // a hand-over's fence
     std::unordered_map<DmabufId, std::weak_ptr<AcquireOpening>> openings;    // an opening's step
     // Applies `event` (under `mutex`): the state moves on, the fences of

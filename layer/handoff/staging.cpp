@@ -70,7 +70,7 @@ public:
     PinnedStaging(const PinnedStaging &) = delete;
     PinnedStaging &operator=(const PinnedStaging &) = delete;
 
-    cl_int to_device(const Import &import);
+    cl_int to_device(const Import &import, const void *from);
     cl_int to_dmabuf(const Import &import, cl_event *still_writing);
     // A registered import's Read after `after` (an event of the
     // application's queue), waited for here.
@@ -329,11 +329,11 @@ void PinnedStaging::drop(cl_event (&ev)[kSlots]) {
         if (e) finish(&e, "staging");
 }
 
-cl_int PinnedStaging::to_device(const Import &import) {
+cl_int PinnedStaging::to_device(const Import &import, const void *from) {
     std::lock_guard lock(mutex_);
-    if (registered_mapping(import)) return direct(import, true);
+    if (registered_mapping(import) && !from) return direct(import, true);
     if (cl_int busy = slots_free("acquire"); busy != CL_SUCCESS) return busy;
-    const auto *src = static_cast<const uint8_t *>(import.mapping);
+    const auto *src = static_cast<const uint8_t *>(from ? from : import.mapping);
     cl_event ev[kSlots] = {};
     size_t i = 0;
     for (size_t off = 0; off < import.size; off += kChunk, ++i) {
@@ -423,7 +423,9 @@ void *registered_mapping(const Import &import) {
     return held ? held->map : nullptr;
 }
 
-cl_int staged_to_device(PinnedStaging &staging, const Import &import) { return staging.to_device(import); }
+cl_int staged_to_device(PinnedStaging &staging, const Import &import, const void *from) {
+    return staging.to_device(import, from);
+}
 cl_int staged_to_dmabuf(PinnedStaging &staging, const Import &import, cl_event *still_writing) {
     return staging.to_dmabuf(import, still_writing);
 }

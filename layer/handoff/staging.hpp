@@ -50,8 +50,10 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
 // through `staging`, synchronously: they run on the layer's worker inside
 // the acquire/release host step, after every earlier command of the
 // application's queue and before every later one.  CL_SUCCESS or the ICD's
-// error (one log line).
-cl_int staged_to_device(PinnedStaging &staging, const Import &import);
+// error (one log line).  `from`: an aliased import's snapshot
+// (layer/handoff/alias_merge.hpp, note_upload), read instead of the mapping,
+// through the slots even for a registered import.
+cl_int staged_to_device(PinnedStaging &staging, const Import &import, const void *from = nullptr);
 // The registration's own mapping of the import's dma-buf (its pages pinned
 // by the ICD), or nullptr: transfers from and to it go at the ICD's pinned
 // rate (counted as direct transfers).

@@ -33,14 +33,14 @@ void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direct
 }
 
 cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
-                      cl_event *done) {
+                      cl_event *done, const void *from) {
+    const void *host = from ? from : copy_route_host(import);
     if (!import.is_image)
-        return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, copy_route_host(import), n,
-                                           waits, done);
+        return next().clEnqueueWriteBuffer(queue, import.mem, CL_FALSE, 0, import.size, host, n, waits, done);
     const size_t origin[3] = {0, 0, 0};
     const HostPixels px = host_pixels(import);
     return next().clEnqueueWriteImage(queue, import.mem, CL_FALSE, origin, import.image.region, px.row_pitch,
-                                      px.slice_pitch, px.ptr, n, waits, done);
+                                      px.slice_pitch, host, n, waits, done);
 }
 
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
@@ -92,9 +92,12 @@ cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *
     cl_int err = CL_SUCCESS;
     for (const auto &import : list) {
         if (!copied_in(*import)) continue;
-        note_upload(*import);  // an aliased import keeps what it uploads (alias_merge.hpp)
+        // An aliased import keeps what it uploads and uploads what it kept
+        // (alias_merge.hpp): the Write runs later, after another queue's
+        // release may have written the dma-buf.
+        const void *kept = note_upload(*import);
         cl_event done = nullptr;
-        err = copy_to_device(queue, *import, 0, nullptr, &done);
+        err = copy_to_device(queue, *import, 0, nullptr, &done, kept);
         if (err != CL_SUCCESS) {
             LOG_ERROR("acquire: the ICD refused the copy into the device buffer (error %d)", err);
             break;

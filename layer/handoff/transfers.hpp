@@ -33,8 +33,10 @@ StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*m
 
 void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction);
 
+// `from`: where the bytes come from instead of the dma-buf (an aliased
+// import's snapshot, layer/handoff/alias_merge.hpp), with the same layout.
 cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
-                      cl_event *done);
+                      cl_event *done, const void *from = nullptr);
 // `into`: where the bytes go instead of the dma-buf (the merge's scratch of
 // an aliased import, layer/handoff/alias_merge.hpp), with the same layout.
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
