@@ -79,6 +79,50 @@ Chunk consumer_reads() {
             }};
 }
 
+// An acquire of another import of the dma-buf between a release's own
+// acquire and that release, on one in-order queue (l): Y acquired behind a
+// user event, a write of v1 (every word), X acquired, a write of v2 to the
+// first half, then Y and X released; the event completes last.  Y's release
+// depends on X's acquire (the queue is in order), so its fence cannot go in
+// before X's SYNC START; Y's write runs before that START.
+Scenario nested_alias_acquire() {
+    Scenario l;
+    l.name = "l";
+    l.summary = "imports X and Y on one in-order queue: acquire Y behind a user event, write v1, acquire X, write "
+                "v2's first half, release Y, release X; the event completes";
+    l.setup = [](World &w) {
+        open_world(w);
+        if (w.failures().empty()) import(w, "X");
+        if (w.failures().empty()) import(w, "Y");
+        for (size_t k = 0; k < kWords; ++k) expected[k] = k < kHalf ? values[2][k] : values[1][k];
+    };
+    l.program = [](World &) {
+        return std::vector<Chunk>{user_event("ue"),
+                                  acquire("Y", "acqY", "ue"),
+                                  write("Y", 1, "wY"),
+                                  acquire("X", "acqX", ""),
+                                  write("X", 2, "wX", 0, 0, kHalf),
+                                  release("Y", "relY"),
+                                  release("X", "relX"),
+                                  complete("ue", CL_COMPLETE),
+                                  finish({{"acqY", true}, {"wY", true}, {"acqX", true}, {"wX", true},
+                                          {"relY", true}, {"relX", true}},
+                                         true),
+                                  release_everything()};
+    };
+    l.check = [](World &w) { check_end(w, expected); };
+    l.between = [](World &w) {
+        fence_while_writing(w, "acqY", "wY", "relY");
+        fence_while_writing(w, "acqX", "wX", "relX");
+    };
+    // Y's release hands its fence to both unopened acquires; the last, X's,
+    // attaches it, after Y's write ran with no fence on the dma-buf
+    // (README.md, "Known defects", rule 3).
+    l.known_failures = {"the dma-buf has no writer's fence while wY"};
+    l.known_witness = "seed=1";
+    return l;
+}
+
 }  // namespace
 
 std::vector<Scenario> fence_scenarios() {
@@ -108,7 +152,7 @@ std::vector<Scenario> fence_scenarios() {
     // the dma-buf has no fence at all (README.md, "Known defects").
     j.known_failures = {"the consumer, let in by poll(POLLIN), read 512 words before the release's writes"};
     j.known_witness = "seed=2";
-    return {j};
+    return {j, nested_alias_acquire()};
 }
 
 }  // namespace explore
