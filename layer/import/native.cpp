@@ -74,8 +74,7 @@ bool icd_external_object(cl_mem mem) {
     std::vector<cl_mem_properties> props(bytes / sizeof(cl_mem_properties));
     if (next().clGetMemObjectInfo(mem, CL_MEM_PROPERTIES, bytes, props.data(), nullptr) != CL_SUCCESS) return false;
     props.push_back(0);  // a list cut short still ends
-    const MemRequest request = classify_mem_request(props.data(), RequestKind::buffer);
-    return !std::holds_alternative<NotOurs>(request) && !std::holds_alternative<AllocationRequest>(request);
+    return names_external_handle(props.data());
 }
 
 // Objects the ICD imported for the application through these hooks.

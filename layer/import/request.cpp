@@ -30,6 +30,19 @@ bool is_external_handle_type(cl_mem_properties name) {
     }
 }
 
+}  // namespace
+
+bool names_external_handle(const cl_mem_properties *props) {
+    bool found = false;
+    walk_properties(props, [&](const cl_mem_properties *p, size_t) {
+        found = is_external_handle_type(p[0]);
+        return !found;
+    });
+    return found;
+}
+
+namespace {
+
 std::string hex(cl_mem_properties v) {
     char buf[24];
     std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));

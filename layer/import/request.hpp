@@ -127,6 +127,11 @@ using MemRequest = std::variant<NotOurs, RefusedRequest, AllocationRequest, Dmab
 // dma-buf import.
 MemRequest classify_mem_request(const cl_mem_properties *props, RequestKind kind);
 
+// Whether a 0-terminated list names an external memory handle of any type
+// (an object's CL_MEM_PROPERTIES, asked at enqueue time: no classification,
+// no refusal text built).
+bool names_external_handle(const cl_mem_properties *props);
+
 // The spec's rule for CL_MEM_DEVICE_HANDLE_LIST_KHR, for buffers and images:
 // every listed device is a device of the context.  CL_SUCCESS, or
 // CL_INVALID_DEVICE with the reason.
