@@ -210,7 +210,7 @@ int do_execbuffer(State &s, File &file, drm_i915_gem_execbuffer2 *eb, bool wr) {
                 if (f != job.fence) job.implicit.push_back(f);
         }
         if (w)
-            o->write_fence = job.fence;
+            o->write_fences.push_back(job.fence);
         else
             o->read_fences.push_back(job.fence);
     }

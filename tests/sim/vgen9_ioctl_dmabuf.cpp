@@ -63,7 +63,7 @@ int ioctl_dmabuf_import_sync_file(IoctlCall &c) {
         return -EINVAL;
     }
     if (im->flags & DMA_BUF_SYNC_WRITE)
-        c.obj->write_fence = it->second;
+        c.obj->write_fences.push_back(it->second);
     else
         c.obj->read_fences.push_back(it->second);
     return 0;

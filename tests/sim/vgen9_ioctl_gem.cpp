@@ -193,7 +193,7 @@ int ioctl_gem_busy(IoctlCall &c) {
     if (!o) return -ENOENT;
     o->prune();
     b->busy = 0;
-    if (o->write_fence) b->busy |= (kBcsClass + 1) | (0x10000u << kBcsClass);
+    if (!o->write_fences.empty()) b->busy |= (kBcsClass + 1) | (0x10000u << kBcsClass);
     if (!o->read_fences.empty()) b->busy |= 0x10000u << kBcsClass;
     return 0;
 }

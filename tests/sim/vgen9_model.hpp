@@ -131,8 +131,12 @@ struct Object {
     uint64_t dev = 0;
     uint64_t ino = 0;
     uint64_t mmap_base = 0;
-    // Implicit fences, protected by the global state mutex.
-    FenceP write_fence;
+    // Implicit fences, protected by the global state mutex.  Every unsignalled
+    // fence stays, writers' and readers' alike, as the kernel's reservation
+    // object keeps them ([K] dma_resv_add_fence replaces only a signalled
+    // fence or an earlier one of the same context): a later writer does not
+    // hide an earlier writer that has not finished.
+    std::vector<FenceP> write_fences;
     std::vector<FenceP> read_fences;
 
     Object() { ++g_stats.objects; }
@@ -149,15 +153,15 @@ struct Object {
         --g_stats.objects;
     }
     void prune() {
-        if (write_fence && write_fence->get() != 0) write_fence.reset();
-        read_fences.erase(std::remove_if(read_fences.begin(), read_fences.end(),
-                                         [](const FenceP &f) { return f->get() != 0; }),
-                          read_fences.end());
+        const auto signalled = [](const FenceP &f) { return f->get() != 0; };
+        write_fences.erase(std::remove_if(write_fences.begin(), write_fences.end(), signalled),
+                           write_fences.end());
+        read_fences.erase(std::remove_if(read_fences.begin(), read_fences.end(), signalled), read_fences.end());
     }
     std::vector<FenceP> fences(bool all) {
         prune();
         std::vector<FenceP> v;
-        if (write_fence) v.push_back(write_fence);
+        v.insert(v.end(), write_fences.begin(), write_fences.end());
         if (all) v.insert(v.end(), read_fences.begin(), read_fences.end());
         return v;
     }
