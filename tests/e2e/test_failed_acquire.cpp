@@ -1,12 +1,12 @@
-// Issue #28 item 3: a kernel enqueued behind an acquire that failed (its
+// A kernel enqueued behind an acquire that failed (its
 // dma-buf's write fence never signalled within CLDMABUF_FENCE_TIMEOUT_MS)
 // must not run on the unsynchronised bytes: its event fails, the dma-buf
 // keeps its bytes, clFinish reports the failure, nothing hangs.
 // (docs/layer-rules.md, "When host work fails", has the per-ICD table.)
 //
 // The fence that never signals: a vgem fence in the VM lane (the exporter
-// that can attach fences), or on the host the virtual Gen9's blitter copy
-// whose batch never completes (tests/e2e/test_host_failures.cpp).
+// that can attach fences), or on the host a sw_sync fence imported into the
+// virtual Gen9's dma-buf (sw_sync_fence.hpp), which only the test signals.
 //
 // [.failmode-probe] runs the same program and prints what the ICD did
 // (event statuses, callbacks, clFinish, the bytes), asserting nothing but
@@ -28,6 +28,7 @@
 #include "event_info.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
+#include "sw_sync_fence.hpp"
 #include "test_env.hpp"
 #include "vgen9_control.hpp"
 
@@ -65,10 +66,8 @@ struct StuckImport {
     // vgem
     uint32_t fence = 0;
     bool fence_pending = false;
-    // virtual Gen9
-    cl_command_queue poison = nullptr;
-    cl_mem src = nullptr;
-    cl_event copy = nullptr;
+    // virtual Gen9: a sw_sync fence the test signals
+    SwSyncWriteFence writer;
 
     explicit StuckImport(const ClEnv &e) : env(e), buf(make_dmabuf(kSize)) {
         view = std::make_unique<DmabufView>(buf);
@@ -76,6 +75,8 @@ struct StuckImport {
         if (source_has_fences()) {  // vgem: the fence first, then the import
             fence = tsup::attach_fence(buf, /*write=*/true);
             fence_pending = true;
+        } else {
+            REQUIRE(writer.attach(buf.fd));
         }
         const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
                                            static_cast<cl_mem_properties>(buf.fd), 0};
@@ -83,23 +84,6 @@ struct StuckImport {
         mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, kSize, nullptr, &err);
         REQUIRE(err == CL_SUCCESS);
         owned_fd = buf.release_fd();  // the import owns it
-        if (!fence_pending) {
-            // The virtual Gen9: a blitter copy of the same words into it whose
-            // batch never completes leaves its write fence on it.
-            Dmabuf other = make_dmabuf(kSize);
-            DmabufView(other).fill_words(kBefore);
-            const cl_mem_properties p2[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                            static_cast<cl_mem_properties>(other.fd), 0};
-            src = clCreateBufferWithProperties(env.context, p2, CL_MEM_READ_WRITE, kSize, nullptr, &err);
-            REQUIRE(err == CL_SUCCESS);
-            other.release_fd();
-            poison = env.make_queue();
-            const uint64_t before = vgen9().submitted();
-            vgen9().never_signal_next(1);
-            REQUIRE(clEnqueueCopyBuffer(poison, src, mem, 0, 0, 4096, 0, nullptr, &copy) == CL_SUCCESS);
-            REQUIRE(clFlush(poison) == CL_SUCCESS);
-            REQUIRE(vgen9().wait_for_submission(before, 10000));
-        }
     }
     void unstick() {
         if (fence_pending) {
@@ -111,27 +95,18 @@ struct StuckImport {
             } catch (const std::system_error &) {
             }
         }
-        if (copy) {
-            vgen9().reset();
-            clWaitForEvents(1, &copy);
-            clReleaseEvent(copy);
-            copy = nullptr;
-            clFinish(poison);
-        }
+        writer.signal();
     }
     ~StuckImport() {
         unstick();
         if (mem) clReleaseMemObject(mem);
-        if (src) clReleaseMemObject(src);
-        if (poison) clReleaseCommandQueue(poison);
     }
 };
 
 bool can_make_stuck_fences() {
     if (!have_dmabuf()) return false;
     if (source_has_fences()) return true;
-    return vgen9().loaded && !env_is("CLDMABUF_IMPORT", "copy") && !env_is("CLDMABUF_BLT", "off") &&
-           layer_takes_blitter();
+    return vgen9().loaded;  // its sw_sync fence
 }
 
 struct Outcome {
@@ -211,7 +186,7 @@ Outcome kernel_behind_failed_acquire(const ClEnv &env) {
 
 TEST_CASE("a kernel behind a failed acquire does not run: its event fails, the dma-buf keeps its bytes",
           "[host-fail][kernel]") {
-    if (!can_make_stuck_fences()) SKIP("needs a fence that never signals (vgem, or the virtual Gen9 blitter)");
+    if (!can_make_stuck_fences()) SKIP("needs a fence that never signals (vgem, or the virtual Gen9's sw_sync)");
     ClEnv env;
     const Outcome o = kernel_behind_failed_acquire(env);
     CHECK(o.finish == CL_OUT_OF_RESOURCES);
@@ -231,7 +206,7 @@ TEST_CASE("a kernel behind a failed acquire does not run: its event fails, the d
 }
 
 TEST_CASE("probe: what the ICD does with the commands behind a failed acquire", "[.failmode-probe]") {
-    if (!can_make_stuck_fences()) SKIP("needs a fence that never signals (vgem, or the virtual Gen9 blitter)");
+    if (!can_make_stuck_fences()) SKIP("needs a fence that never signals (vgem, or the virtual Gen9's sw_sync)");
     ClEnv env;
     const char *mode = std::getenv("CLDMABUF_FAILED_EVENTS");
     const Outcome o = kernel_behind_failed_acquire(env);
@@ -247,7 +222,7 @@ TEST_CASE("probe: what the ICD does with the commands behind a failed acquire", 
 
 TEST_CASE("after a failed acquire the import works again: on another queue at once, on its own after clFinish",
           "[host-fail][kernel]") {
-    if (!can_make_stuck_fences()) SKIP("needs a fence that never signals (vgem, or the virtual Gen9 blitter)");
+    if (!can_make_stuck_fences()) SKIP("needs a fence that never signals (vgem, or the virtual Gen9's sw_sync)");
     ClEnv env;
     cl_kernel k = env.build_kernel(put_source, "put");
     StuckImport stuck(env);
@@ -308,7 +283,7 @@ TEST_CASE("after a failed acquire the import works again: on another queue at on
 TEST_CASE("a failed acquire on one import leaves another live import of its dma-buf attached",
           "[host-fail][kernel][mapcache]") {
     if (!can_make_stuck_fences() || source_has_fences())
-        SKIP("needs the virtual Gen9 blitter's fence that never signals");
+        SKIP("needs the virtual Gen9's sw_sync fence (vgem's fence goes in before the import)");
     ClEnv env;
     constexpr uint32_t kY = 0xB0B0B0B0;
     const size_t words = kSize / 4;
@@ -340,29 +315,10 @@ TEST_CASE("a failed acquire on one import leaves another live import of its dma-
     REQUIRE(env.release(qy, 1, &y, 0, nullptr, nullptr) == CL_SUCCESS);
     REQUIRE(clFlush(qy) == CL_SUCCESS);
 
-    // X: a blitter copy into it whose batch never completes leaves a write
-    // fence on the dma-buf (its source holds Y's words, so whenever it lands
-    // it changes nothing Y wrote); X's acquire then fails.
-    Dmabuf other = make_dmabuf(kSize);
-    {
-        DmabufView o(other);
-        o.begin(true);
-        for (size_t i = 0; i < words; ++i) o.words[i] = kY;
-        o.end(true);
-    }
-    const cl_mem_properties p2[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(other.fd),
-                                    0};
-    cl_int err = CL_SUCCESS;
-    cl_mem src = clCreateBufferWithProperties(env.context, p2, CL_MEM_READ_WRITE, kSize, nullptr, &err);
-    REQUIRE(err == CL_SUCCESS);
-    other.release_fd();
-    cl_command_queue poison = env.make_queue();
-    const uint64_t submitted = vgen9().submitted();
-    vgen9().never_signal_next(1);
-    cl_event copy = nullptr;
-    REQUIRE(clEnqueueCopyBuffer(poison, src, x, 0, 0, 4096, 0, nullptr, &copy) == CL_SUCCESS);
-    REQUIRE(clFlush(poison) == CL_SUCCESS);
-    REQUIRE(vgen9().wait_for_submission(submitted, 10000));
+    // X: a writer's fence that does not signal until the test says so (a
+    // fence the layer cannot end early, so X's acquire fails at its own bound).
+    SwSyncWriteFence writer;
+    REQUIRE(writer.attach(buf.fd));
     cl_command_queue qx = env.make_queue();
     cl_event x_acquired = nullptr;
     REQUIRE(env.acquire(qx, 1, &x, 0, nullptr, &x_acquired) == CL_SUCCESS);
@@ -376,10 +332,7 @@ TEST_CASE("a failed acquire on one import leaves another live import of its dma-
     // Y's kernel runs while X is detached (qx not drained).
     REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
     CHECK(clFinish(qy) == CL_SUCCESS);
-    vgen9().reset();
-    clWaitForEvents(1, &copy);
-    clReleaseEvent(copy);
-    clFinish(poison);
+    writer.signal();
     view.begin(false);
     size_t landed = 0;
     for (size_t i = 0; i < words; ++i) landed += view.words[i] == kY;
@@ -392,8 +345,6 @@ TEST_CASE("a failed acquire on one import leaves another live import of its dma-
     clReleaseKernel(k);
     clReleaseMemObject(x);
     clReleaseMemObject(y);
-    clReleaseMemObject(src);
     clReleaseCommandQueue(qx);
     clReleaseCommandQueue(qy);
-    clReleaseCommandQueue(poison);
 }
