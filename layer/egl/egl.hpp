@@ -24,6 +24,7 @@ void egl_added_extensions(std::vector<std::pair<const char *, cl_version>> *out)
 // egl's entry points (layer/egl/entry_points.hpp) are put in the table and
 // handed out by name in layer/entry/dispatch_table.cpp, unless egl_mode() is off
 // or the layer was built without EGL headers (CLDMABUF_EGL_INTEROP unset).
-// They re-enter the layer's own imports through ours(), read at call time.
+// They import through layer/import with a request they build themselves
+// (dmabuf_buffer_request / dmabuf_image_request, layer/import/request.hpp).
 
 }  // namespace cldmabuf

@@ -19,6 +19,7 @@
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/linear_copy.hpp"
 #include "layer/import/buffer.hpp"
+#include "layer/import/image.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
@@ -126,20 +127,20 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
                  ex.width, ex.height, copy->node.c_str());
     }
 
-    const cl_mem_properties props[] = {
-        CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(ex.fd),
-        CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,  static_cast<cl_mem_properties>(ex.offset),
-        CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,      static_cast<cl_mem_properties>(ex.modifier),
-        0};
+    ImageLayerProperties plane;
+    plane.plane_offset = static_cast<uint64_t>(ex.offset);
+    plane.has_modifier = true;
+    plane.modifier = ex.modifier;
     cl_image_desc desc{};
     desc.image_type = CL_MEM_OBJECT_IMAGE2D;
     desc.image_width = static_cast<size_t>(ex.width);
     desc.image_height = static_cast<size_t>(ex.height);
     desc.image_row_pitch = static_cast<size_t>(ex.stride);
     cl_int err = CL_SUCCESS;
-    // Through the layer's own table: the import must run, not the ICD's call.
-    cl_mem mem = ours().clCreateImageWithProperties(context, props, flags, &layout.planes[0].format, &desc, nullptr,
-                                                    &err);
+    // The layer's own image import (the plane's offset and modifier keep it
+    // from an ICD's), as an application's clCreateImageWithProperties would get.
+    cl_mem mem = import_dmabuf_image(context, dmabuf_image_request(ex.fd, plane), flags, &layout.planes[0].format,
+                                     &desc, nullptr, &err);
     if (!mem) {
         if (object.copy) destroy_linear_copy(egl, object.display, object.copy.get());
         kernel().close(ex.fd);

@@ -1,8 +1,8 @@
 // EGLImage import: clCreateFromEGLImageKHR (egl_image_import.cpp), and the
 // path every EGLImage takes to become a 2D cl image, the layer's own images
 // of GL textures and renderbuffers too (gl_objects.cpp): exported as a
-// dma-buf (eglExportDMABUFImageMESA, dmabuf_export.hpp) and imported through
-// the layer's own clCreateImageWithProperties, like any other dma-buf.  A
+// dma-buf (eglExportDMABUFImageMESA, dmabuf_export.hpp) and imported by the
+// layer's image import (layer/import/image.hpp), like any other dma-buf.  A
 // tiled export is imported through a linear copy (linear_copy.hpp), with the
 // caller's consent.  Also how the EGL and GL creation calls refuse.
 #pragma once

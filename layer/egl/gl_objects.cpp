@@ -19,6 +19,7 @@
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/gl_sharing_contexts.hpp"
 #include "layer/egl/object_records.hpp"
+#include "layer/import/buffer.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
@@ -138,10 +139,10 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
                           std::to_string(ex.offset) + ", size " + std::to_string(ex.size) +
                           " of its dma-buf): only whole dma-bufs are imported");
     }
-    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(ex.fd), 0};
     cl_int err = CL_SUCCESS;
-    // Through the layer's own table: the import must run, not the ICD's call.
-    cl_mem mem = ours().clCreateBufferWithProperties(context, props, flags, ex.size, nullptr, &err);
+    // The dma-buf import an application's clCreateBufferWithProperties gets
+    // (the ICD's own where it imports dma-bufs).
+    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(ex.fd), flags, ex.size, nullptr, &err);
     if (!mem) {
         kernel().close(ex.fd);
         return import_failed(errcode_ret, err, what,

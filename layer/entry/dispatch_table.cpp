@@ -22,8 +22,9 @@
 //
 // A slot more than one feature has a say in gets one entry function in
 // layer/entry/entry_chains.cpp, which runs the features' checks in a written
-// order; nothing here wraps another override.  Features re-enter the
-// layer's own entry points through ours() (the table filled here).
+// order; nothing here wraps another override.  A feature that needs the
+// layer's own import (egl, va, clImportMemoryARM) calls layer/import with a
+// request it built, never the table filled here (ours()).
 // tests/unit/test_dispatch_table.cpp holds the expected list: a slot added
 // or dropped here must be added or dropped there.
 #include <algorithm>

@@ -8,6 +8,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/icd/devices.hpp"
+#include "layer/import/buffer.hpp"
 #include "layer/import/fresh_handles.hpp"
 #include "layer/core/refuse.hpp"
 #include "layer/import/request.hpp"
@@ -77,17 +78,16 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     }
 
     // The application keeps its fd (FFmpeg and OpenCV close theirs when the
-    // frame goes): the KHR path below is given a duplicate, which is what it
-    // takes ownership of, so the caller's number is never touched.
+    // frame goes): the KHR import below is given a duplicate, which is what
+    // it takes ownership of, so the caller's number is never touched.
     const int fd = kernel().dup(app_fd);
     if (fd < 0) return fail_arm_import(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
-    const cl_mem_properties khr[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
     cl_int err = CL_SUCCESS;
-    cl_mem mem = ours().clCreateBufferWithProperties(context, khr, flags, size, nullptr, &err);
+    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(fd), flags, size, nullptr, &err);
     if (!mem) {
         kernel().close(fd);
-        // The only property passed is the fd: a CL_INVALID_PROPERTY is about
-        // `memory` (e.g. a dma-buf the CPU cannot map).
+        // The only property the import had is the fd: a CL_INVALID_PROPERTY
+        // is about `memory` (e.g. a dma-buf the CPU cannot map).
         if (err == CL_INVALID_PROPERTY) err = CL_INVALID_VALUE;
         if (errcode_ret) *errcode_ret = err;
         return nullptr;

@@ -171,6 +171,27 @@ MemRequest classify_mem_request(const cl_mem_properties *props, RequestKind kind
     return std::move(request);
 }
 
+DmabufRequest dmabuf_buffer_request(int fd) {
+    DmabufRequest request;
+    request.fd = fd;
+    request.original = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
+    return request;
+}
+
+DmabufRequest dmabuf_image_request(int fd, const ImageLayerProperties &layer) {
+    DmabufRequest request = dmabuf_buffer_request(fd);
+    request.layer = layer;
+    request.names_layer_properties = true;
+    std::vector<cl_mem_properties> &list = request.original;
+    list.pop_back();
+    list.insert(list.end(), {CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF, layer.plane_offset});
+    if (layer.has_modifier) list.insert(list.end(), {CL_MEM_DMA_BUF_MODIFIER_CLDMABUF, layer.modifier});
+    if (layer.allow_tiled) list.insert(list.end(), {CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF, CL_TRUE});
+    if (layer.assume_linear) list.insert(list.end(), {CL_MEM_DMA_BUF_ASSUME_LINEAR_CLDMABUF, CL_TRUE});
+    list.push_back(0);
+    return request;
+}
+
 cl_int check_device_list(const DmabufRequest &request, const std::vector<cl_device_id> &context_devices,
                          std::string *why) {
     for (cl_device_id d : request.devices)

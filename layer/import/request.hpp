@@ -127,6 +127,18 @@ using MemRequest = std::variant<NotOurs, RefusedRequest, AllocationRequest, Dmab
 // dma-buf import.
 MemRequest classify_mem_request(const cl_mem_properties *props, RequestKind kind);
 
+// A dma-buf import the layer asks for on another entry point's behalf
+// (clImportMemoryARM, clCreateFromGLBuffer, an EGLImage, a VA surface's
+// plane), built without a list: the value classify_mem_request makes of the
+// list that says the same, so the import takes it as it takes an
+// application's.  `original` is that list (with its 0): what an ICD that
+// imports dma-bufs itself is given, and CL_MEM_PROPERTIES unless the caller
+// clears it.  A buffer names only the handle; an image names the plane's
+// offset and modifier and, where set, the consent flags, which keeps its
+// import with the layer.
+DmabufRequest dmabuf_buffer_request(int fd);
+DmabufRequest dmabuf_image_request(int fd, const ImageLayerProperties &layer);
+
 // Whether a 0-terminated list names an external memory handle of any type
 // (an object's CL_MEM_PROPERTIES, asked at enqueue time: no classification,
 // no refusal text built).

@@ -3,16 +3,16 @@
 // routes and zero-copy proof of docs/images.md).  The surface is exported
 // with libva's public vaExportSurfaceHandle (DRM PRIME 2, one layer per
 // plane); the plane's dma-buf, offset, pitch and modifier become the
-// import's properties (a tiled modifier is refused there unless the VA
+// import's request (a tiled modifier is refused there unless the VA
 // context was created with the layer's consent to a de-tiled copy).  The
 // exported fds are all closed before this returns: the import holds its
 // own duplicate.
 #include <memory>
 #include <string>
 
-#include "CL/cl_ext_cldmabuf.h"
 #include "layer/core/dispatch.hpp"
 #include "layer/import/fresh_handles.hpp"
+#include "layer/import/image.hpp"
 #include "layer/core/refuse.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
@@ -76,23 +76,21 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
 
     // The import takes the plane's fd; the other objects' fds close with `exported`.
     const int fd = exported.take_fd(image.object);
-    // The context's consent (layer/va/contexts.cpp) is the import's.
-    const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
-                                       static_cast<cl_mem_properties>(fd),
-                                       CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,
-                                       static_cast<cl_mem_properties>(image.offset),
-                                       CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
-                                       static_cast<cl_mem_properties>(image.modifier),
-                                       CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF,
-                                       static_cast<cl_mem_properties>(shared.allow_tiled ? CL_TRUE : CL_FALSE),
-                                       0};
+    ImageLayerProperties layer;
+    layer.plane_offset = image.offset;
+    layer.has_modifier = true;
+    layer.modifier = image.modifier;
+    layer.allow_tiled = shared.allow_tiled;  // the context's consent (layer/va/contexts.cpp) is the import's
     cl_image_desc desc{};
     desc.image_type = CL_MEM_OBJECT_IMAGE2D;
     desc.image_width = image.width;
     desc.image_height = image.height;
     desc.image_row_pitch = image.pitch;
     cl_int err = CL_SUCCESS;
-    cl_mem mem = ours().clCreateImageWithProperties(context, props, flags, &image.format, &desc, nullptr, &err);
+    // The layer's own image import (the plane's offset and modifier keep it
+    // from an ICD's), as an application's clCreateImageWithProperties would get.
+    cl_mem mem = import_dmabuf_image(context, dmabuf_image_request(fd, layer), flags, &image.format, &desc, nullptr,
+                                     &err);
     if (!mem) {
         kernel().close(fd);
         // The import logged its reason; in this extension's words a

@@ -1,7 +1,9 @@
 // clCreateBufferWithProperties / clCreateImageWithProperties through the
 // layer's dispatch table over a fake ICD: every call walks its property list
 // once (layer/import/request.hpp counts the walks), whichever part of the
-// layer serves it, and what the ICD imports itself
+// layer serves it; the requests the layer builds for its own imports
+// (clImportMemoryARM, egl, va) are the values the walk would make, built with
+// no walk; and what the ICD imports itself
 // (CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR) is asked once per
 // device, however many imports follow (layer/icd/profile.hpp).
 #include <catch2/catch_test_macros.hpp>
@@ -200,5 +202,70 @@ TEST_CASE("the ICD's import handle types: asked once per device across many impo
         INFO("device " << static_cast<const void *>(d));
         CHECK(asked.handle_type_answers[d] == 1);
         CHECK(asked.handle_type_calls[d] <= 2);  // its size, then its list
+    }
+}
+
+namespace {
+
+void check_same(const DmabufRequest &built, const DmabufRequest &walked) {
+    CHECK(built.fd == walked.fd);
+    CHECK(built.has_device_list == walked.has_device_list);
+    CHECK(built.devices == walked.devices);
+    CHECK(built.layer.plane_offset == walked.layer.plane_offset);
+    CHECK(built.layer.has_modifier == walked.layer.has_modifier);
+    CHECK(built.layer.modifier == walked.layer.modifier);
+    CHECK(built.layer.allow_tiled == walked.layer.allow_tiled);
+    CHECK(built.layer.assume_linear == walked.layer.assume_linear);
+    CHECK(built.names_layer_properties == walked.names_layer_properties);
+    CHECK(built.passthrough == walked.passthrough);
+    CHECK(built.original == walked.original);
+}
+
+DmabufRequest walked(const cl_mem_properties *props, RequestKind kind) {
+    MemRequest request = classify_mem_request(props, kind);
+    REQUIRE(std::holds_alternative<DmabufRequest>(request));
+    return std::get<DmabufRequest>(std::move(request));
+}
+
+}  // namespace
+
+TEST_CASE("the layer's own import requests: what the walk makes of the same list, with no walk", "[classify]") {
+    SECTION("a buffer (clImportMemoryARM, clCreateFromGLBuffer): the handle alone") {
+        DmabufRequest built;
+        CHECK(walks_of([&] { built = dmabuf_buffer_request(7); }) == 0);
+        const cl_mem_properties list[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 7, 0};
+        check_same(built, walked(list, RequestKind::buffer));
+        CHECK_FALSE(built.names_layer_properties);  // an ICD that imports dma-bufs may take it
+    }
+    SECTION("an EGLImage's plane: offset and modifier") {
+        ImageLayerProperties plane;
+        plane.plane_offset = 4096;
+        plane.has_modifier = true;
+        plane.modifier = 0;  // DRM_FORMAT_MOD_LINEAR
+        DmabufRequest built;
+        CHECK(walks_of([&] { built = dmabuf_image_request(9, plane); }) == 0);
+        const cl_mem_properties list[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, 9, CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,
+                                          4096, CL_MEM_DMA_BUF_MODIFIER_CLDMABUF, 0, 0};
+        check_same(built, walked(list, RequestKind::image));
+        CHECK(built.names_layer_properties);  // the layer's import, whatever the ICD imports
+    }
+    SECTION("a VA surface's plane with the context's consent to a tiled layout") {
+        ImageLayerProperties plane;
+        plane.plane_offset = 0;
+        plane.has_modifier = true;
+        plane.modifier = 0x0100000000000002ull;  // I915_FORMAT_MOD_Y_TILED
+        plane.allow_tiled = true;
+        DmabufRequest built;
+        CHECK(walks_of([&] { built = dmabuf_image_request(11, plane); }) == 0);
+        const cl_mem_properties list[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR,
+                                          11,
+                                          CL_MEM_DMA_BUF_PLANE_OFFSET_CLDMABUF,
+                                          0,
+                                          CL_MEM_DMA_BUF_MODIFIER_CLDMABUF,
+                                          0x0100000000000002ull,
+                                          CL_MEM_DMA_BUF_ALLOW_TILED_CLDMABUF,
+                                          CL_TRUE,
+                                          0};
+        check_same(built, walked(list, RequestKind::image));
     }
 }
