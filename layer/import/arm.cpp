@@ -44,12 +44,13 @@ cl_mem fail_arm_import(cl_int *errcode_ret, cl_int err, const std::string &why) 
 cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
                                      const cl_import_properties_arm *properties, void *memory, size_t size,
                                      cl_int *errcode_ret) {
-    if (cl_mem mem = nullptr; native_arm_import(context, flags, properties, memory, size, errcode_ret, &mem))
-        return fresh_mem(mem);
+    // The list's one walk.
     ArmImportProperties props;
     std::string why;
-    if (cl_int err = parse_arm_import_properties(properties, &props, &why); err != CL_SUCCESS)
-        return fail_arm_import(errcode_ret, err, why);
+    const cl_int parsed = parse_arm_import_properties(properties, &props, &why);
+    if (cl_mem mem = nullptr; native_arm_import(context, props.type, flags, properties, memory, size, errcode_ret, &mem))
+        return fresh_mem(mem);
+    if (parsed != CL_SUCCESS) return fail_arm_import(errcode_ret, parsed, why);
     // Only dma-bufs are the layer's: host and Android memory (and protected
     // memory) go to the ICD's own clImportMemoryARM when it has one.
     if (props.type != CL_IMPORT_TYPE_DMA_BUF_ARM || props.protected_memory)

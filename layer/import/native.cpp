@@ -170,15 +170,11 @@ bool native_image_import(cl_context context, const DmabufRequest &request, cl_me
     });
 }
 
-bool native_arm_import(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties,
-                       void *memory, size_t size, cl_int *errcode_ret, cl_mem *out) {
-    bool dmabuf = false;
-    walk_properties(properties, [&](const cl_import_properties_arm *p, size_t) {
-        if (p[0] == CL_IMPORT_TYPE_ARM) dmabuf = p[1] == CL_IMPORT_TYPE_DMA_BUF_ARM;
-        return true;
-    });
+bool native_arm_import(cl_context context, cl_import_properties_arm type, cl_mem_flags flags,
+                       const cl_import_properties_arm *properties, void *memory, size_t size, cl_int *errcode_ret,
+                       cl_mem *out) {
     // Other memory types are forwarded by layer/import/arm.cpp already.
-    if (!dmabuf || dmabuf_importer() == DmabufImporter::layer) return false;
+    if (type != CL_IMPORT_TYPE_DMA_BUF_ARM || dmabuf_importer() == DmabufImporter::layer) return false;
     std::vector<cl_device_id> devices;
     if (context_devices(context, &devices) != CL_SUCCESS || devices.empty()) return false;
     for (cl_device_id d : devices)

@@ -40,9 +40,13 @@ bool native_buffer_import(cl_context context, const DmabufRequest &request, cl_m
 bool native_image_import(cl_context context, const DmabufRequest &request, cl_mem_flags flags,
                          const cl_image_format *format, const cl_image_desc *desc, void *host_ptr,
                          cl_int *errcode_ret, cl_mem *out);
-// clImportMemoryARM: first in its entry point, true means "handled".
-bool native_arm_import(cl_context context, cl_mem_flags flags, const cl_import_properties_arm *properties,
-                       void *memory, size_t size, cl_int *errcode_ret, cl_mem *out);
+// clImportMemoryARM: first in its entry point, once its list is parsed;
+// `type` is the memory type the list names (ArmImportProperties::type, in a
+// list the layer refuses too: the ICD judges the list it is given).  True
+// means "handled".
+bool native_arm_import(cl_context context, cl_import_properties_arm type, cl_mem_flags flags,
+                       const cl_import_properties_arm *properties, void *memory, size_t size, cl_int *errcode_ret,
+                       cl_mem *out);
 // Acquire (true) or release (false) of objects the layer did not import.
 // A list that mixes them with the layer's imports is refused
 // (CL_INVALID_OPERATION, one log line): the two halves would be two

@@ -1,9 +1,9 @@
-// clCreateBufferWithProperties / clCreateImageWithProperties through the
-// layer's dispatch table over a fake ICD: every call walks its property list
-// once (layer/import/request.hpp counts the walks), whichever part of the
-// layer serves it; the requests the layer builds for its own imports
-// (clImportMemoryARM, egl, va) are the values the walk would make, built with
-// no walk; and what the ICD imports itself
+// clCreateBufferWithProperties / clCreateImageWithProperties and
+// clImportMemoryARM through the layer's dispatch table over a fake ICD: every
+// call walks its property list once (layer/import/request.hpp counts the
+// walks), whichever part of the layer serves it; the requests the layer
+// builds for its own imports (clImportMemoryARM, egl, va) are the values the
+// walk would make, built with no walk; and what the ICD imports itself
 // (CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR) is asked once per
 // device, however many imports follow (layer/icd/profile.hpp).
 #include <catch2/catch_test_macros.hpp>
@@ -17,9 +17,11 @@
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/core/context_devices.hpp"
 #include "layer/core/dispatch.hpp"
+#include "layer/dmabuf/primitives.hpp"
 #include "layer/entry/dispatch_table.hpp"
 #include "layer/icd/profile.hpp"
 #include "layer/import/request.hpp"
+#include "fake_kernel.hpp"
 
 using namespace cldmabuf;
 
@@ -41,7 +43,14 @@ struct Asked {
     int creates = 0;
     const cl_mem_properties *last_props = nullptr;
     std::vector<cl_mem_properties> last_list;
+    int arm_imports = 0;  // the ICD's own clImportMemoryARM
 } asked;
+
+// How the fake ICD behaves beyond the defaults.
+struct Behaviour {
+    cl_int create_error = CL_SUCCESS;  // what its creations answer
+    bool arm_dmabuf = false;           // cl_arm_import_memory_dma_buf, with its clImportMemoryARM
+} icd;
 
 cl_int answer(const void *src, size_t bytes, size_t size, void *value, size_t *size_ret) {
     if (value) {
@@ -75,6 +84,10 @@ cl_int CL_API_CALL fake_device_info(cl_device_id device, cl_device_info name, si
                                                             CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR};
         return answer(types, sizeof types, size, value, size_ret);
     }
+    case CL_DEVICE_EXTENSIONS: {
+        const char *text = icd.arm_dmabuf ? "cl_arm_import_memory cl_arm_import_memory_dma_buf" : "";
+        return answer(text, std::strlen(text) + 1, size, value, size_ret);
+    }
     default: return CL_INVALID_VALUE;
     }
 }
@@ -84,8 +97,21 @@ cl_mem created(const cl_mem_properties *props, cl_int *errcode_ret) {
     asked.last_props = props;
     asked.last_list.clear();
     for (const cl_mem_properties *p = props; p && *p; ++p) asked.last_list.push_back(*p);
-    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    if (errcode_ret) *errcode_ret = icd.create_error;
+    if (icd.create_error != CL_SUCCESS) return nullptr;
     return fake<_cl_mem>(0xC1A5'1000 + 16 * asked.creates);
+}
+
+cl_mem CL_API_CALL fake_import_memory_arm(cl_context, cl_mem_flags, const cl_import_properties_arm *, void *, size_t,
+                                          cl_int *errcode_ret) {
+    ++asked.arm_imports;
+    if (errcode_ret) *errcode_ret = CL_SUCCESS;
+    return fake<_cl_mem>(0xC1A5'2000);
+}
+
+void *CL_API_CALL fake_extension_function(cl_platform_id, const char *name) {
+    if (icd.arm_dmabuf && !std::strcmp(name, "clImportMemoryARM")) return reinterpret_cast<void *>(fake_import_memory_arm);
+    return nullptr;
 }
 
 cl_mem CL_API_CALL fake_create_buffer(cl_context, const cl_mem_properties *props, cl_mem_flags, size_t, void *,
@@ -110,12 +136,14 @@ const cl_icd_dispatch &layer_over_fake_icd() {
         t.clCreateBufferWithProperties = fake_create_buffer;
         t.clCreateImageWithProperties = fake_create_image;
         t.clSetMemObjectDestructorCallback = fake_destructor_callback;
+        t.clGetExtensionFunctionAddressForPlatform = fake_extension_function;
         return t;
     }();
     const cl_icd_dispatch &layer = *init_dispatch(&target, sizeof(cl_icd_dispatch) / sizeof(void *));
     profile_reset_for_tests();
     remember_context_devices(fake_context, fake_devices, 2);
     asked = {};
+    icd = {};
     return layer;
 }
 
@@ -267,5 +295,90 @@ TEST_CASE("the layer's own import requests: what the walk makes of the same list
                                           CL_TRUE,
                                           0};
         check_same(built, walked(list, RequestKind::image));
+    }
+}
+
+TEST_CASE("clImportMemoryARM: one walk of its list per call, the spec's errors in the spec's order", "[classify]") {
+    const cl_icd_dispatch &layer = layer_over_fake_icd();
+    unit::FakeKernel kernel;
+    unit::ScopedKernel scope(&kernel);
+    constexpr int kDmabuf = 5, kNotDmabuf = 6;
+    kernel.fs_magic[kDmabuf] = DMA_BUF_FS_MAGIC;
+    kernel.sizes[kDmabuf] = 4096;
+    kernel.fs_magic[kNotDmabuf] = 0x01021994;  // tmpfs (memfd)
+    using ImportFn = cl_mem(CL_API_CALL *)(cl_context, cl_mem_flags, const cl_import_properties_arm *, void *, size_t,
+                                           cl_int *);
+    auto import = reinterpret_cast<ImportFn>(
+        layer.clGetExtensionFunctionAddressForPlatform(fake_platform, "clImportMemoryARM"));
+    REQUIRE(import != nullptr);
+    const cl_import_properties_arm dmabuf[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
+    int fd = kDmabuf;
+    cl_int err = CL_SUCCESS;
+
+    SECTION("a dma-buf: one walk, the KHR import given the layer's duplicate, no list parsed again") {
+        cl_mem mem = nullptr;
+        CHECK(walks_of([&] { mem = import(fake_context, CL_MEM_READ_WRITE, dmabuf, &fd, 4096, &err); }) == 1);
+        CHECK(mem != nullptr);
+        CHECK(err == CL_SUCCESS);
+        // The fake ICD imports dma-bufs itself: it was given the handle alone, on the dup (fd + 100).
+        CHECK(asked.creates == 1);
+        CHECK(asked.last_list == std::vector<cl_mem_properties>{CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, kDmabuf + 100});
+    }
+    SECTION("CL_IMPORT_MEMORY_WHOLE_ALLOCATION_ARM: the dma-buf's size, one walk") {
+        CHECK(walks_of([&] {
+                  CHECK(import(fake_context, CL_MEM_READ_WRITE, dmabuf, &fd, CL_IMPORT_MEMORY_WHOLE_ALLOCATION_ARM,
+                               &err) != nullptr);
+              }) == 1);
+        CHECK(err == CL_SUCCESS);
+    }
+    SECTION("a refused list: CL_INVALID_PROPERTY, before memory or size are looked at, one walk") {
+        const cl_import_properties_arm unknown[] = {0x40B6, 1, CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
+        const cl_import_properties_arm twice[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, CL_IMPORT_TYPE_ARM,
+                                                  CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
+        const cl_import_properties_arm not_boolean[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM,
+                                                        CL_IMPORT_TYPE_PROTECTED_ARM, 2, 0};
+        for (const cl_import_properties_arm *list : {unknown, twice, not_boolean}) {
+            err = CL_SUCCESS;
+            CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, list, nullptr, 0, &err) == nullptr); }) ==
+                  1);
+            CHECK(err == CL_INVALID_PROPERTY);
+        }
+        CHECK(asked.creates == 0);
+    }
+    SECTION("host memory (the default type) without the ICD's own import: CL_INVALID_PROPERTY") {
+        const cl_import_properties_arm host[] = {CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_HOST_ARM, 0};
+        CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, host, &fd, 64, &err) == nullptr); }) == 1);
+        CHECK(err == CL_INVALID_PROPERTY);
+        CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, nullptr, &fd, 64, &err) == nullptr); }) ==
+              0);
+        CHECK(err == CL_INVALID_PROPERTY);
+    }
+    SECTION("memory, then size, then the fd: CL_INVALID_VALUE, CL_INVALID_BUFFER_SIZE, CL_INVALID_VALUE") {
+        CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, dmabuf, nullptr, 0, &err) == nullptr); }) ==
+              1);
+        CHECK(err == CL_INVALID_VALUE);
+        CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, dmabuf, &fd, 0, &err) == nullptr); }) == 1);
+        CHECK(err == CL_INVALID_BUFFER_SIZE);
+        int memfd = kNotDmabuf;
+        CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, dmabuf, &memfd, 64, &err) == nullptr); }) ==
+              1);
+        CHECK(err == CL_INVALID_VALUE);
+        CHECK(asked.creates == 0);
+    }
+    SECTION("an import refused for its handle: CL_INVALID_VALUE (it is about memory), one walk") {
+        icd.create_error = CL_INVALID_PROPERTY;
+        CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, dmabuf, &fd, 4096, &err) == nullptr); }) ==
+              1);
+        CHECK(err == CL_INVALID_VALUE);
+        CHECK(asked.creates == 1);
+    }
+    SECTION("an ICD with cl_arm_import_memory_dma_buf: its own import, given the list the layer would refuse") {
+        icd.arm_dmabuf = true;
+        const cl_import_properties_arm vendor[] = {0x40B6, 1, CL_IMPORT_TYPE_ARM, CL_IMPORT_TYPE_DMA_BUF_ARM, 0};
+        CHECK(walks_of([&] { CHECK(import(fake_context, CL_MEM_READ_WRITE, vendor, &fd, 4096, &err) != nullptr); }) ==
+              1);
+        CHECK(err == CL_SUCCESS);
+        CHECK(asked.arm_imports == 1);
+        CHECK(asked.creates == 0);
     }
 }
