@@ -39,10 +39,7 @@ std::unique_ptr<BltEngine> BltEngine::create(int *err) {
     Gen9Info info;
     int r = probe_gen9(&info);
     std::unique_ptr<GemDevice> dev;
-    if (r == 0) {
-        r = GemDevice::create(info, &dev);
-        if (r != 0) kernel().close(info.fd);
-    }
+    if (r == 0) r = GemDevice::create(info, &dev);  // takes info.fd
     if (err) *err = r;
     if (r != 0) return nullptr;
     std::unique_ptr<BltEngine> e(new BltEngine());

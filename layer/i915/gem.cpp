@@ -8,7 +8,9 @@
 
 #include <cerrno>
 
+#include "layer/base/gem_handle.hpp"
 #include "layer/base/kernel_ops.hpp"
+#include "layer/base/owned_mapping.hpp"
 
 namespace cldmabuf::i915 {
 namespace {
@@ -17,12 +19,6 @@ uint64_t page_align(uint64_t v) { return (v + kPageSize - 1) & ~(kPageSize - 1);
 
 int ioctl_errno(int fd, unsigned long req, void *arg) {
     return kernel_ioctl_retry(fd, req, arg) == 0 ? 0 : -errno;
-}
-
-void gem_close(int fd, uint32_t handle) {
-    drm_gem_close c{};
-    c.handle = handle;
-    kernel_ioctl_retry(fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
 }  // namespace
@@ -56,7 +52,7 @@ void VaAllocator::free(uint64_t addr, uint64_t size) {
 
 int GemDevice::create_context(uint32_t *id, int *cancel_support) {
     drm_i915_gem_context_create cc{};
-    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &cc); r != 0) return r;
+    if (int r = ioctl_errno(fd(), DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &cc); r != 0) return r;
     ++contexts_;
     // Non-persistent, so that a batch outlasting the layer's fence bound can
     // be cancelled by destroying the context ([uapi] I915_CONTEXT_PARAM_
@@ -66,7 +62,7 @@ int GemDevice::create_context(uint32_t *id, int *cancel_support) {
     p.ctx_id = cc.ctx_id;
     p.param = I915_CONTEXT_PARAM_PERSISTENCE;
     p.value = 0;
-    *cancel_support = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p);
+    *cancel_support = ioctl_errno(fd(), DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p);
     *id = cc.ctx_id;
     return 0;
 }
@@ -75,7 +71,7 @@ void GemDevice::destroy_context(uint32_t id) {
     if (id == 0) return;
     drm_i915_gem_context_destroy cd{};
     cd.ctx_id = id;
-    kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
+    kernel_ioctl_retry(fd(), DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &cd);
     --contexts_;
 }
 
@@ -84,11 +80,8 @@ int GemDevice::make_context() { return create_context(&ctx_, &cancel_support_); 
 int GemDevice::create(const Gen9Info &info, std::unique_ptr<GemDevice> *out) {
     std::unique_ptr<GemDevice> dev(new GemDevice());
     dev->info_ = info;
-    dev->fd_ = info.fd;
-    if (int r = dev->make_context(); r != 0) {
-        dev->fd_ = -1;  // the caller still owns the fd on failure
-        return r;
-    }
+    dev->fd_.reset(info.fd);
+    if (int r = dev->make_context(); r != 0) return r;  // dev closes the fd
     *out = std::move(dev);
     return 0;
 }
@@ -105,13 +98,11 @@ int GemDevice::cancel_context() {
     return 0;
 }
 
+// The node's fd (fd_) closes after this body, once every object on it is closed.
 GemDevice::~GemDevice() {
     for (auto &b : batches_) destroy_batch(*b);
-    for (auto &[handle, entry] : imports_) gem_close(fd_, handle);
-    if (fd_ >= 0) {
-        destroy_context(ctx_);
-        kernel().close(fd_);
-    }
+    for (auto &[handle, entry] : imports_) GemHandle(fd(), handle).reset();
+    destroy_context(ctx_);
 }
 
 int GemDevice::import_dmabuf(int dmabuf_fd, uint64_t size, uint32_t *handle, uint64_t *gpu_addr,
@@ -127,7 +118,7 @@ int GemDevice::import_dmabuf(int dmabuf_fd, uint64_t size, uint32_t *handle, uin
 
     drm_prime_handle ph{};
     ph.fd = dmabuf_fd;
-    if (int r = ioctl_errno(fd_, DRM_IOCTL_PRIME_FD_TO_HANDLE, &ph); r != 0) return r;
+    if (int r = ioctl_errno(fd(), DRM_IOCTL_PRIME_FD_TO_HANDLE, &ph); r != 0) return r;
 
     auto [it, inserted] = imports_.try_emplace(ph.handle);
     ImportEntry &e = it->second;
@@ -136,7 +127,7 @@ int GemDevice::import_dmabuf(int dmabuf_fd, uint64_t size, uint32_t *handle, uin
         e.gpu_addr = va_.alloc(e.va_size);
         if (e.gpu_addr == 0) {
             imports_.erase(it);
-            gem_close(fd_, ph.handle);
+            GemHandle(fd(), ph.handle).reset();
             return -ENOSPC;
         }
         e.size = size;
@@ -159,42 +150,44 @@ void GemDevice::release(uint32_t handle) {
     // In-flight batches keep their own reference to the object in the kernel,
     // so closing the handle now is safe; the range is only reused by later
     // submissions, which the kernel orders after eviction/rebind.
-    gem_close(fd_, handle);
+    GemHandle(fd(), handle).reset();
     va_.free(it->second.gpu_addr, it->second.va_size);
     imports_.erase(it);
+}
+
+// GEM_CREATE + GEM_MMAP_OFFSET + mmap + a softpin range: the part a batch
+// and a shadow share.  0 or -errno; on failure the owners close what was made.
+int GemDevice::create_mapped(uint64_t bytes, GemHandle *handle, OwnedMapping *map, uint64_t *size,
+                             uint64_t *gpu_addr) {
+    drm_i915_gem_create gc{};
+    gc.size = bytes;
+    if (int r = ioctl_errno(fd(), DRM_IOCTL_I915_GEM_CREATE, &gc); r != 0) return r;
+    *handle = GemHandle(fd(), gc.handle);
+    drm_i915_gem_mmap_offset mo{};
+    mo.handle = gc.handle;
+    // LLC parts snoop the CPU cache, so WB is coherent (for the CPU's writes
+    // of a batch and for the blitter's of a shadow); BXT/GLK have no LLC.
+    mo.flags = info_.has_llc ? I915_MMAP_OFFSET_WB : I915_MMAP_OFFSET_WC;
+    if (int r = ioctl_errno(fd(), DRM_IOCTL_I915_GEM_MMAP_OFFSET, &mo); r != 0) return r;
+    *map = OwnedMapping(kernel().mmap(nullptr, gc.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd(),
+                                      static_cast<off_t>(mo.offset)),
+                        gc.size);
+    if (!*map) return -errno;
+    *gpu_addr = va_.alloc(gc.size);
+    if (*gpu_addr == 0) return -ENOSPC;
+    *size = gc.size;
+    return 0;
 }
 
 int GemDevice::new_batch(size_t bytes, BatchBuffer **out) {
     size_t size = kMinBatchBytes;
     while (size < bytes) size *= 2;
     auto b = std::make_unique<BatchBuffer>();
-    drm_i915_gem_create gc{};
-    gc.size = size;
-    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CREATE, &gc); r != 0) return r;
-    b->handle = gc.handle;
-    b->size = gc.size;
-    drm_i915_gem_mmap_offset mo{};
-    mo.handle = b->handle;
-    // LLC parts snoop the CPU cache, so WB is coherent; BXT/GLK have no LLC.
-    mo.flags = info_.has_llc ? I915_MMAP_OFFSET_WB : I915_MMAP_OFFSET_WC;
-    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_MMAP_OFFSET, &mo); r != 0) {
-        gem_close(fd_, b->handle);
-        return r;
-    }
-    void *p = kernel().mmap(nullptr, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
-                            static_cast<off_t>(mo.offset));
-    if (p == MAP_FAILED) {
-        const int r = -errno;
-        gem_close(fd_, b->handle);
-        return r;
-    }
-    b->map = static_cast<uint32_t *>(p);
-    b->gpu_addr = va_.alloc(b->size);
-    if (b->gpu_addr == 0) {
-        kernel().munmap(p, b->size);
-        gem_close(fd_, b->handle);
-        return -ENOSPC;
-    }
+    GemHandle handle;
+    OwnedMapping map;
+    if (int r = create_mapped(size, &handle, &map, &b->size, &b->gpu_addr); r != 0) return r;
+    b->handle = handle.release();  // destroy_batch closes them
+    b->map = static_cast<uint32_t *>(map.release());
     batches_.push_back(std::move(b));
     *out = batches_.back().get();
     return 0;
@@ -202,35 +195,12 @@ int GemDevice::new_batch(size_t bytes, BatchBuffer **out) {
 
 int GemDevice::create_shadow(uint64_t bytes, ShadowBuffer *out) {
     if (bytes == 0) return -EINVAL;
-    drm_i915_gem_create gc{};
-    gc.size = page_align(bytes);
-    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_CREATE, &gc); r != 0) return r;
     ShadowBuffer s;
-    s.handle = gc.handle;
-    s.size = gc.size;
-    drm_i915_gem_mmap_offset mo{};
-    mo.handle = s.handle;
-    // As for batches: WB is coherent with the blitter only where the GPU
-    // snoops the LLC.
-    mo.flags = info_.has_llc ? I915_MMAP_OFFSET_WB : I915_MMAP_OFFSET_WC;
-    if (int r = ioctl_errno(fd_, DRM_IOCTL_I915_GEM_MMAP_OFFSET, &mo); r != 0) {
-        gem_close(fd_, s.handle);
-        return r;
-    }
-    void *p = kernel().mmap(nullptr, s.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
-                            static_cast<off_t>(mo.offset));
-    if (p == MAP_FAILED) {
-        const int r = -errno;
-        gem_close(fd_, s.handle);
-        return r;
-    }
-    s.map = p;
-    s.gpu_addr = va_.alloc(s.size);
-    if (s.gpu_addr == 0) {
-        kernel().munmap(p, s.size);
-        gem_close(fd_, s.handle);
-        return -ENOSPC;
-    }
+    GemHandle handle;
+    OwnedMapping map;
+    if (int r = create_mapped(page_align(bytes), &handle, &map, &s.size, &s.gpu_addr); r != 0) return r;
+    s.handle = handle.release();  // destroy_shadow closes them
+    s.map = map.release();
     ++shadows_;
     *out = s;
     return 0;
@@ -238,8 +208,8 @@ int GemDevice::create_shadow(uint64_t bytes, ShadowBuffer *out) {
 
 void GemDevice::destroy_shadow(const ShadowBuffer &s) {
     if (!s.handle) return;
-    if (s.map) kernel().munmap(s.map, s.size);
-    gem_close(fd_, s.handle);
+    OwnedMapping(s.map, s.size).reset();
+    GemHandle(fd(), s.handle).reset();
     va_.free(s.gpu_addr, s.size);
     --shadows_;
 }
@@ -248,7 +218,7 @@ bool GemDevice::batch_idle(BatchBuffer *b) {
     if (!b->in_flight) return true;
     drm_i915_gem_busy busy{};
     busy.handle = b->handle;
-    if (kernel_ioctl_retry(fd_, DRM_IOCTL_I915_GEM_BUSY, &busy) != 0) return false;
+    if (kernel_ioctl_retry(fd(), DRM_IOCTL_I915_GEM_BUSY, &busy) != 0) return false;
     if (busy.busy == 0) b->in_flight = false;
     return !b->in_flight;
 }
@@ -288,8 +258,8 @@ void GemDevice::retire_batch(BatchBuffer *b, bool submitted) {
 }
 
 void GemDevice::destroy_batch(BatchBuffer &b) {
-    if (b.map) kernel().munmap(b.map, b.size);
-    gem_close(fd_, b.handle);
+    OwnedMapping(b.map, b.size).reset();
+    GemHandle(fd(), b.handle).reset();
     va_.free(b.gpu_addr, b.size);
     b.map = nullptr;
 }

@@ -11,6 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "layer/base/gem_handle.hpp"
+#include "layer/base/owned_fd.hpp"
+#include "layer/base/owned_mapping.hpp"
 #include "layer/i915/gen9_probe.hpp"
 
 namespace cldmabuf::i915 {
@@ -58,14 +61,14 @@ struct ShadowBuffer {
 
 class GemDevice {
 public:
-    // Takes ownership of info.fd.  Creates the GEM context, non-persistent
+    // Takes ownership of info.fd (closed on failure too).  Creates the GEM context, non-persistent
     // where the kernel allows it (see cancel_context).  0 or -errno.
     static int create(const Gen9Info &info, std::unique_ptr<GemDevice> *out);
     ~GemDevice();
     GemDevice(const GemDevice &) = delete;
     GemDevice &operator=(const GemDevice &) = delete;
 
-    int fd() const { return fd_; }
+    int fd() const { return fd_.get(); }
     uint32_t context() const { return ctx_; }
     // 0 when the context is non-persistent (I915_CONTEXT_PARAM_PERSISTENCE
     // = 0): destroying it cancels its batches.  Else the kernel's -errno
@@ -122,6 +125,7 @@ public:
 private:
     GemDevice() = default;
     int make_context();
+    int create_mapped(uint64_t bytes, GemHandle *handle, OwnedMapping *map, uint64_t *size, uint64_t *gpu_addr);
     int new_batch(size_t bytes, BatchBuffer **out);
     bool batch_idle(BatchBuffer *b);
     void destroy_batch(BatchBuffer &b);
@@ -134,7 +138,7 @@ private:
     };
 
     Gen9Info info_;
-    int fd_ = -1;
+    OwnedFd fd_;
     uint32_t ctx_ = 0;
     int cancel_support_ = -ENOTSUP;
     VaAllocator va_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "layer/base/kernel_ops.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/settings.hpp"
 
 namespace cldmabuf::i915 {
@@ -117,17 +118,16 @@ int probe_gen9(Gen9Info *info) {
             if (n.rfind("renderD", 0) == 0) paths.push_back("/dev/dri/" + n);
     }
     for (const std::string &path : paths) {
-        const int fd = kernel().open(path.c_str(), O_RDWR | O_CLOEXEC);
-        if (fd < 0) continue;
+        OwnedFd fd(kernel().open(path.c_str(), O_RDWR | O_CLOEXEC));
+        if (!fd) continue;
         Gen9Info found;
-        if (probe_gen9_fd(fd, &found) == 0) {
-            found.fd = fd;
+        if (probe_gen9_fd(fd.get(), &found) == 0) {
+            found.fd = fd.release();  // the caller's now
             found.path = path;
             found.has_pci = drm_node_pci_address(path, &found.pci);
             *info = found;
             return 0;
         }
-        kernel().close(fd);
     }
     return -ENODEV;
 }
