@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "layer/base/kernel_ops.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/settings.hpp"
 
 namespace cldmabuf {
@@ -39,13 +40,13 @@ int import_fence_into_dmabuf(int dmabuf_fd, int sync_fd, bool write) {
 }
 
 int dmabuf_wait_exported_fences(int dmabuf_fd, bool write, int timeout_ms, bool *exported) {
-    int sync_fd = -1;
-    const int err = export_dmabuf_fences(dmabuf_fd, write, &sync_fd);
+    int exported_fd = -1;
+    const int err = export_dmabuf_fences(dmabuf_fd, write, &exported_fd);
     *exported = err == 0;
     if (err < 0) return err;
+    const OwnedFd sync_fd(exported_fd);
     short revents = 0;
-    const int r = kernel_poll_bounded(sync_fd, POLLIN, timeout_ms, &revents);
-    kernel().close(sync_fd);
+    const int r = kernel_poll_bounded(sync_fd.get(), POLLIN, timeout_ms, &revents);
     if (r < 0) return r;
     if (r == 0) return -ETIME;
     return revents & (POLLERR | POLLNVAL) ? -EBADF : 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "layer/base/kernel_ops.hpp"
+#include "layer/base/owned_fd.hpp"
 
 namespace cldmabuf {
 
@@ -89,11 +90,10 @@ std::vector<std::pair<std::string, dev_t>> scan_i915_nodes() {
     for (const std::string &name : names) {
         if (name.rfind("renderD", 0) != 0) continue;
         const std::string path = "/dev/dri/" + name;
-        const int fd = kernel().open(path.c_str(), O_RDWR | O_CLOEXEC);
-        if (fd < 0) continue;
+        const OwnedFd fd(kernel().open(path.c_str(), O_RDWR | O_CLOEXEC));
+        if (!fd) continue;
         struct stat st {};
-        if (node_is_i915(fd) && kernel().stat(path.c_str(), &st) == 0) n.nodes.emplace_back(path, st.st_rdev);
-        kernel().close(fd);
+        if (node_is_i915(fd.get()) && kernel().stat(path.c_str(), &st) == 0) n.nodes.emplace_back(path, st.st_rdev);
     }
     return n.nodes;
 }

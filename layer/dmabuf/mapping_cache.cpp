@@ -15,6 +15,8 @@
 
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
+#include "layer/base/owned_mapping.hpp"
 #include "layer/base/settings.hpp"
 
 namespace cldmabuf {
@@ -26,14 +28,14 @@ constexpr uint64_t kDefaultBudgetMiB = sizeof(void *) >= 8 ? 512 : 64;
 constexpr size_t kMaxParked = 64;
 constexpr auto kSweepMs = std::chrono::milliseconds(50);
 
+// Erasing an entry unmaps it, then closes its pin.
 struct Entry {
     dev_t dev = 0;
     ino_t ino = 0;
     off_t size = 0;  // the dma-buf's
-    int pin = -1;    // the entry's own fd of the dma-buf: keeps its inode (and number) alive
+    OwnedFd pin;     // the entry's own fd of the dma-buf: keeps its inode (and number) alive
     long own_refs = 0;  // file references the entry holds (pin + mapping); 0: unknown
-    void *addr = nullptr;
-    size_t len = 0;
+    OwnedMapping map;
     bool writable = false;
     bool live = true;  // held by an import (at most one)
 };
@@ -72,11 +74,6 @@ long file_count(int fd) {
     return -1;
 }
 
-void unmap(Entry &e) {
-    kernel().munmap(e.addr, e.len);
-    if (e.pin >= 0) kernel().close(e.pin);
-}
-
 struct Cache {
     std::mutex mu;
     std::list<Entry> entries;  // parked ones in least-recently-parked order at the front
@@ -85,8 +82,7 @@ struct Cache {
     pid_t reaper = 0;              // the process whose reaper thread runs (0: none; a fork's child has none)
 
     void drop(std::list<Entry>::iterator it) {
-        unmap(*it);
-        stats.idle_bytes -= it->len;
+        stats.idle_bytes -= it->map.size();
         stats.parked--;
         stats.live_mappings--;
         entries.erase(it);
@@ -126,13 +122,13 @@ struct Cache {
                 ++it;
                 continue;
             }
-            const long n = file_count(it->pin);
+            const long n = file_count(it->pin.get());
             if (n < 0 || n > own) {
                 ++it;
                 continue;
             }
             LOG_DEBUG("mapping cache: dma-buf %lu is held by nothing but the cache: unmapped (%zu bytes)",
-                      static_cast<unsigned long>(it->ino), it->len);
+                      static_cast<unsigned long>(it->ino), it->map.size());
             stats.gone++;
             drop(it++);
         }
@@ -175,36 +171,37 @@ void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len) {
             // Only a parked mapping (invariant 1); protection must match both
             // ways: a read-only object's mapping stays read-only.
             if (it->live || it->dev != st.st_dev || it->ino != st.st_ino || it->size != st.st_size ||
-                it->len < len || writable != it->writable)
+                it->map.size() < len || writable != it->writable)
                 continue;
             it->live = true;
-            c.stats.idle_bytes -= it->len;
+            c.stats.idle_bytes -= it->map.size();
             c.stats.parked--;
             c.stats.hits++;
             c.entries.splice(c.entries.end(), c.entries, it);  // most recently used last
-            *mapped_len = it->len;
-            return it->addr;
+            *mapped_len = it->map.size();
+            return it->map.get();
         }
     }
     // A miss: the entry's own fd first, then the mapping, reading the file's
     // count around the mmap to learn the entry's share of it.
-    const int pin = cacheable ? kernel().dup(fd) : -1;
-    const long before = pin >= 0 ? file_count(pin) : -1;
+    OwnedFd pin(cacheable ? kernel().dup(fd) : -1);
+    const long before = pin ? file_count(pin.get()) : -1;
     void *addr = kernel().mmap(nullptr, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     if (addr == MAP_FAILED) {
         const int err = errno;
-        if (pin >= 0) kernel().close(pin);
+        pin.reset();
         errno = err;
         return MAP_FAILED;
     }
     *mapped_len = len;
-    if (pin >= 0) {
-        const long after = before >= 0 ? file_count(pin) : -1;
+    if (pin) {
+        const long after = before >= 0 ? file_count(pin.get()) : -1;
         const long own = after >= before && before >= 0 ? 1 + (after - before) : 0;
         std::lock_guard lock(c.mu);
         c.stats.misses++;
         c.stats.live_mappings++;
-        c.entries.push_back(Entry{st.st_dev, st.st_ino, st.st_size, pin, own, addr, len, writable, true});
+        c.entries.push_back(
+            Entry{st.st_dev, st.st_ino, st.st_size, std::move(pin), own, OwnedMapping(addr, len), writable, true});
     }
     return addr;
 }
@@ -214,17 +211,16 @@ void release_mapping(void *addr, size_t mapped_len, bool keep) {
     {
         std::lock_guard lock(c.mu);
         for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-            if (it->addr != addr || !it->live) continue;
+            if (it->map.get() != addr || !it->live) continue;
             // A mapping larger than the whole budget would only push every
             // other parked one out before going itself.
-            if (!keep || it->len > budget_bytes()) {
-                unmap(*it);
+            if (!keep || it->map.size() > budget_bytes()) {
                 c.stats.live_mappings--;
                 c.entries.erase(it);
                 return;
             }
             it->live = false;
-            c.stats.idle_bytes += it->len;
+            c.stats.idle_bytes += it->map.size();
             c.stats.parked++;
             c.entries.splice(c.entries.end(), c.entries, it);
             c.trim(budget_bytes(), kMaxParked);
@@ -232,7 +228,7 @@ void release_mapping(void *addr, size_t mapped_len, bool keep) {
             return;
         }
     }
-    kernel().munmap(addr, mapped_len);  // not cached (fstat or dup failed, or the cache is off)
+    OwnedMapping(addr, mapped_len).reset();  // not cached (fstat or dup failed, or the cache is off)
 }
 
 MappingCacheStats mapping_cache_stats() {
