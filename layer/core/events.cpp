@@ -6,6 +6,7 @@
 #include "layer/core/events.hpp"
 
 #include <cstring>
+#include <memory>
 
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
@@ -86,12 +87,12 @@ struct CallbackHop {
     void *user_data;
 };
 
+// `data` is the CallbackHop handed over at registration: adopted back here.
 void CL_CALLBACK hop(cl_event event, cl_int status, void *data) {
-    auto *h = static_cast<CallbackHop *>(data);
+    const std::unique_ptr<CallbackHop> h(static_cast<CallbackHop *>(data));
     cl_int failed_status;
     if (status >= 0 && event_types().failed(event, &failed_status)) status = failed_status;
     h->notify(event, status, h->user_data);
-    delete h;
     // Not released inside the ICD's callback: on a worker of its own.
     post_to_worker(reinterpret_cast<const void *>(&hop), [event] {
         event_types().drop(event);
@@ -105,12 +106,13 @@ cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type, void(CL_CALLB
                                       void *user_data) {
     if (event_types().empty() || type != CL_COMPLETE || !notify || !event_types().contains(event))
         return next().clSetEventCallback(event, type, notify, user_data);
-    auto *h = new CallbackHop{notify, user_data};
+    auto h = std::make_unique<CallbackHop>(CallbackHop{notify, user_data});
     next().clRetainEvent(event);
     event_types().hold(event);
-    cl_int err = next().clSetEventCallback(event, type, hop, h);
-    if (err != CL_SUCCESS) {
-        delete h;
+    cl_int err = next().clSetEventCallback(event, type, hop, h.get());
+    if (err == CL_SUCCESS) {
+        h.release();  // the callback's now
+    } else {
         event_types().drop(event);
         next().clReleaseEvent(event);
     }

@@ -37,7 +37,7 @@ struct PendingStep {
     cl_event marker = nullptr;
     cl_event gate = nullptr;
     cl_event barrier = nullptr;  // retained until the job finished
-    StepEvents *events = nullptr;
+    std::shared_ptr<StepEvents> events;
     std::vector<cl_mem> keep_alive;
     HostStep::Waits waits = HostStep::Waits::dmabuf_fences;
     cl_event reported = nullptr;  // the step's event as the application holds it (retained)
@@ -174,13 +174,13 @@ void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status)
     // barrier terminated (a failed gate, or a marker the ICD terminated and
     // every command behind it with it: PoCL 3.1 and 5.0 call no callback of
     // a terminated command).
-    if (propagated || marker_status < 0 || pending->events->owners.load() == 1)
-        release_events_when_ended(pending->events, pending->barrier);
-    else {
-        drop_job_owner(pending->events);
-        next().clReleaseEvent(pending->barrier);
-    }
-    pending->events = nullptr;
+    // The job's alone with the events (use_count 1) where the callback was
+    // refused or has already run.
+    if (propagated || marker_status < 0 || pending->events.use_count() == 1)
+        release_events_when_ended(std::move(pending->events), pending->barrier);
+    else
+        next().clReleaseEvent(pending->barrier);  // the callback releases the events
+    pending->events.reset();
     pending->barrier = nullptr;
     pending->work = nullptr;  // what it holds (an acquire's openings) goes now, not with the last reference
 }
@@ -388,9 +388,8 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
             pending->clock.host_queued = host_now_ns();
         }
     }
-    auto *step_events = new StepEvents{step.queue, marker, gate};
-    pending->events = step_events;
-    release_events_on_barrier(step_events, barrier);  // refused: the step's job watches the barrier
+    pending->events = std::make_shared<StepEvents>(step.queue, marker, gate);
+    release_events_on_barrier(pending->events, barrier);  // refused: the step's job watches the barrier
     note_unfinished(pending->keep_alive, pending->waits);
     add_pending(pending);
     err = next().clSetEventCallback(marker, CL_COMPLETE, on_marker_complete,
@@ -399,7 +398,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         claim(pending->id);
         // Open the gate; the command itself is reported as not enqueued.
         next().clSetUserEventStatus(gate, CL_COMPLETE);
-        release_events_when_ended(step_events, barrier);  // takes the pending step's reference
+        release_events_when_ended(std::move(pending->events), barrier);  // takes the pending step's reference
         if (pending->reported) {
             event_types().remove(barrier);
             next().clReleaseEvent(barrier);

@@ -1,5 +1,6 @@
 #include "layer/core/step_events.hpp"
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -9,27 +10,24 @@
 namespace cldmabuf {
 namespace {
 
-void release_once(StepEvents *events) {
-    if (events->released.exchange(true)) return;
-    next().clReleaseEvent(events->gate);
-    next().clReleaseEvent(events->marker);
+void release_once(StepEvents &events) {
+    if (events.released.exchange(true)) return;
+    next().clReleaseEvent(events.gate);
+    next().clReleaseEvent(events.marker);
 }
 
-void drop_owner(StepEvents *events) {
-    if (events->owners.fetch_sub(1) == 1) delete events;
-}
-
+// `data` is the callback's own shared_ptr (release_events_on_barrier):
+// adopted back here; the worker's job holds it until the events are released.
 void CL_CALLBACK on_barrier_complete(cl_event, cl_int, void *data) {
-    auto *events = static_cast<StepEvents *>(data);
+    std::shared_ptr<StepEvents> events = std::move(*std::unique_ptr<std::shared_ptr<StepEvents>>(
+        static_cast<std::shared_ptr<StepEvents> *>(data)));
     // Not released inside the ICD's callback: on the queue's worker.
-    post_to_worker(events->queue, [events] {
-        release_once(events);
-        drop_owner(events);
-    });
+    const cl_command_queue queue = events->queue;
+    post_to_worker(queue, [events = std::move(events)] { release_once(*events); });
 }
 
 struct Watched {
-    StepEvents *events;
+    std::shared_ptr<StepEvents> events;
     cl_event barrier;  // the layer's reference
 };
 
@@ -47,31 +45,29 @@ bool barrier_ended(cl_event barrier) {
     return status <= CL_COMPLETE;
 }
 
-// The job's owner goes with the events.  Where the ICD never calls the
-// barrier's callback the other owner stays and the small record is left:
+// The job's owner goes with `w`.  Where the ICD never calls the barrier's
+// callback, the callback's shared_ptr stays and the small record is left:
 // an ICD that does call it late must still find it.
 void let_go(const Watched &w) {
-    release_once(w.events);
-    drop_owner(w.events);
+    release_once(*w.events);
     next().clReleaseEvent(w.barrier);
 }
 
 }  // namespace
 
-bool release_events_on_barrier(StepEvents *events, cl_event barrier) {
-    if (next().clSetEventCallback(barrier, CL_COMPLETE, on_barrier_complete, events) == CL_SUCCESS) return true;
-    events->owners = 1;
-    return false;
+bool release_events_on_barrier(const std::shared_ptr<StepEvents> &events, cl_event barrier) {
+    auto held = std::make_unique<std::shared_ptr<StepEvents>>(events);
+    if (next().clSetEventCallback(barrier, CL_COMPLETE, on_barrier_complete, held.get()) != CL_SUCCESS) return false;
+    held.release();  // the callback's now
+    return true;
 }
-
-void drop_job_owner(StepEvents *events) { drop_owner(events); }
 
 // Never released here, even when the barrier has ended: the gate was just
 // set, and PoCL's device thread may still be at it (see above); the next
 // sweep, a later call of the application's, comes after.
-void release_events_when_ended(StepEvents *events, cl_event barrier) {
+void release_events_when_ended(std::shared_ptr<StepEvents> events, cl_event barrier) {
     std::lock_guard lock(watched_mutex);
-    watched->push_back(Watched{events, barrier});
+    watched->push_back(Watched{std::move(events), barrier});
     watched_count.fetch_add(1, std::memory_order_release);
 }
 

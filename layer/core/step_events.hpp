@@ -14,33 +14,32 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 
 #include "layer/base/cl_compat.h"
 
 namespace cldmabuf {
 
+// Shared by the step's job and the barrier's callback (which holds its own
+// shared_ptr while it is registered); the last to let go frees it.
 struct StepEvents {
+    StepEvents(cl_command_queue q, cl_event m, cl_event g) : queue(q), marker(m), gate(g) {}
     cl_command_queue queue;
     cl_event marker;
     cl_event gate;
-    // The barrier's callback and the step's job; the last to let go deletes.
-    std::atomic<int> owners{2};
     std::atomic<bool> released{false};
 };
 
-// Registers the barrier's callback (the callback's owner); false when the
-// ICD refused it: then the job is the only owner.
-bool release_events_on_barrier(StepEvents *events, cl_event barrier);
+// Registers the barrier's callback, which then holds `events` too; false
+// when the ICD refused it: then the job is the only owner.
+bool release_events_on_barrier(const std::shared_ptr<StepEvents> &events, cl_event barrier);
 
 // The job's part, once the gate is set: `barrier` (a reference the caller
 // hands over) is watched and the events released once it ended, by its
 // callback or by a later sweep, whichever sees it first.  Where the
 // barrier's callback is registered and the barrier ended normally, the
 // callback does it and the sweep only drops the reference.
-void release_events_when_ended(StepEvents *events, cl_event barrier);
-
-// Drops the job's ownership at once: the callback releases the events.
-void drop_job_owner(StepEvents *events);
+void release_events_when_ended(std::shared_ptr<StepEvents> events, cl_event barrier);
 
 // Releases the events of every watched step whose barrier has ended (one
 // status query per watched step; nothing when none is watched).
