@@ -18,6 +18,7 @@
 #include "layer/import/request.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/settings.hpp"
 
 namespace cldmabuf {
@@ -72,10 +73,10 @@ cl_int check_max_alloc_size(cl_context context, size_t size, std::string *why) {
     return CL_INVALID_BUFFER_SIZE;
 }
 
-// The exporter's dma-buf for `bytes`, with the layer's own dup in *keep.
-// CL_SUCCESS, or the refusal already logged.
-cl_int allocate_for(cl_context context, const AllocationRequest &req, uint64_t bytes, AllocOutcome *out, int *keep,
-                    std::string *why) {
+// The exporter's dma-buf for `bytes` in *dmabuf (out->fd), with the layer's
+// own dup in *keep.  CL_SUCCESS, or the refusal already logged.
+cl_int allocate_for(cl_context context, const AllocationRequest &req, uint64_t bytes, AllocOutcome *out,
+                    OwnedFd *dmabuf, OwnedFd *keep, std::string *why) {
     std::vector<cl_device_id> devices;
     if (context_devices(context, &devices) != CL_SUCCESS) {
         *why = "the context is not valid";
@@ -91,33 +92,31 @@ cl_int allocate_for(cl_context context, const AllocationRequest &req, uint64_t b
         *why = "no dma-buf of " + std::to_string(bytes) + " bytes: " + out->why;
         return out->err;
     }
-    *keep = kernel().dup(out->fd);
-    if (*keep < 0) {
+    *dmabuf = OwnedFd(out->fd);
+    *keep = OwnedFd(kernel().dup(out->fd));
+    if (!*keep) {
         *why = std::string("cannot duplicate the new dma-buf: ") + std::strerror(errno);
-        kernel().close(out->fd);
         return CL_OUT_OF_RESOURCES;
     }
     return CL_SUCCESS;
 }
 
 // After the import: the record, or everything undone.
-cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocationRequest &req, const AllocOutcome &alloc, int keep,
-              uint64_t bytes, cl_int *errcode_ret) {
+cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocationRequest &req, const AllocOutcome &alloc,
+                    OwnedFd dmabuf, OwnedFd keep, uint64_t bytes, cl_int *errcode_ret) {
     if (!mem) {
         // The import logged its refusal; a failed import leaves the fd with
-        // its caller, the layer here.
-        kernel().close(alloc.fd);
-        kernel().close(keep);
+        // its caller, the layer here: both go with this scope.
         if (errcode_ret) *errcode_ret = import_err;
         return nullptr;
     }
+    dmabuf.release();  // the import's now
     Allocated entry;
-    entry.fd = keep;
+    entry.fd = keep.release();  // record_allocated's, on failure too
     entry.exporter = alloc.exporter;
     entry.properties = req.original;
     if (record_allocated(mem, entry) != CL_SUCCESS) {
         next().clReleaseMemObject(mem);  // the import closes the fd it owns
-        kernel().close(keep);
         return fail_alloc(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
     }
     std::string skipped;
@@ -141,12 +140,12 @@ cl_mem create_allocated_buffer(cl_context context, const AllocationRequest &req,
     // a size past memory ends the process (the OOM killer) instead of failing.
     if (cl_int err = check_max_alloc_size(context, size, &why); err != CL_SUCCESS) return fail_alloc(errcode_ret, err, why);
     AllocOutcome alloc;
-    int keep = -1;
-    if (cl_int err = allocate_for(context, req, size, &alloc, &keep, &why); err != CL_SUCCESS)
+    OwnedFd dmabuf, keep;
+    if (cl_int err = allocate_for(context, req, size, &alloc, &dmabuf, &keep, &why); err != CL_SUCCESS)
         return fail_alloc(errcode_ret, err, why);
     cl_int err = CL_SUCCESS;
     cl_mem mem = import_dmabuf_buffer(context, import_of(req, alloc.fd), flags, size, nullptr, &err);
-    return finish_alloc(mem, err, req, alloc, keep, size, errcode_ret);
+    return finish_alloc(mem, err, req, alloc, std::move(dmabuf), std::move(keep), size, errcode_ret);
 }
 
 cl_mem create_allocated_image(cl_context context, const AllocationRequest &req, cl_mem_flags flags,
@@ -170,13 +169,13 @@ cl_mem create_allocated_image(cl_context context, const AllocationRequest &req, 
         return fail_alloc(errcode_ret, CL_INVALID_IMAGE_SIZE, "image_row_pitch * image_height overflows");
     const uint64_t bytes = row * desc->image_height;
     AllocOutcome alloc;
-    int keep = -1;
-    if (cl_int err = allocate_for(context, req, bytes, &alloc, &keep, &why); err != CL_SUCCESS)
+    OwnedFd dmabuf, keep;
+    if (cl_int err = allocate_for(context, req, bytes, &alloc, &dmabuf, &keep, &why); err != CL_SUCCESS)
         return fail_alloc(errcode_ret, err, why);
     cl_int err = CL_SUCCESS;
     // The import checks the descriptor against the dma-buf (pitch, format, devices).
     cl_mem mem = import_dmabuf_image(context, import_of(req, alloc.fd), flags, format, desc, nullptr, &err);
-    return finish_alloc(mem, err, req, alloc, keep, bytes, errcode_ret);
+    return finish_alloc(mem, err, req, alloc, std::move(dmabuf), std::move(keep), bytes, errcode_ret);
 }
 
 }  // namespace cldmabuf

@@ -9,6 +9,7 @@
 
 #include "layer/i915/gem_export.hpp"
 #include "layer/base/kernel_ops.hpp"
+#include "layer/base/owned_fd.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -22,35 +23,25 @@ int page_round(uint64_t bytes, uint64_t *out) {
     return 0;
 }
 
-// Closes `fd` keeping errno.
-void close_quietly(int fd) {
-    const int err = errno;
-    kernel().close(fd);
-    errno = err;
-}
-
 }  // namespace
 
+// Each error is taken from errno before the fds go (at the end of scope).
+
 int alloc_from_i915(const std::string &node_path, uint64_t bytes, int *fd) {
-    const int node = kernel().open(node_path.c_str(), O_RDWR);
-    if (node < 0) return -errno;
-    const int r = i915::export_new_gem(node, bytes, fd);
-    kernel().close(node);
-    return r;
+    const OwnedFd node(kernel().open(node_path.c_str(), O_RDWR));
+    if (!node) return -errno;
+    return i915::export_new_gem(node.get(), bytes, fd);
 }
 
 int alloc_from_dma_heap(uint64_t bytes, int *fd) {
     uint64_t len = 0;
     if (int r = page_round(bytes, &len); r != 0) return r;
-    const int heap = kernel().open(kDmaHeapPath, O_RDONLY);
-    if (heap < 0) return -errno;
+    const OwnedFd heap(kernel().open(kDmaHeapPath, O_RDONLY));
+    if (!heap) return -errno;
     dma_heap_allocation_data data{};
     data.len = len;
     data.fd_flags = O_RDWR | O_CLOEXEC;
-    const int ok = kernel_ioctl_retry(heap, DMA_HEAP_IOCTL_ALLOC, &data);
-    const int err = ok == 0 ? 0 : -errno;
-    kernel().close(heap);
-    if (err != 0) return err;
+    if (kernel_ioctl_retry(heap.get(), DMA_HEAP_IOCTL_ALLOC, &data) != 0) return -errno;
     *fd = static_cast<int>(data.fd);
     return 0;
 }
@@ -59,31 +50,24 @@ int alloc_from_udmabuf(uint64_t bytes, int *fd) {
     uint64_t len = 0;
     if (int r = page_round(bytes, &len); r != 0) return r;
     // The device first: without it there is no point in a memfd.
-    const int dev = kernel().open(kUdmabufPath, O_RDWR);
-    if (dev < 0) return -errno;
-    const int memfd = kernel().memfd_create("cldmabuf", MFD_ALLOW_SEALING);
-    if (memfd < 0) {
-        const int err = -errno;
-        kernel().close(dev);
-        return err;
-    }
-    int err = 0;
+    const OwnedFd dev(kernel().open(kUdmabufPath, O_RDWR));
+    if (!dev) return -errno;
+    // Closed once the dma-buf is made: the dma-buf holds the memfd's pages.
+    const OwnedFd memfd(kernel().memfd_create("cldmabuf", MFD_ALLOW_SEALING));
+    if (!memfd) return -errno;
     // udmabuf refuses a memfd that could shrink under the device's pages.
-    if (kernel().ftruncate(memfd, static_cast<off_t>(len)) != 0 || kernel().add_seals(memfd, F_SEAL_SHRINK) != 0) {
-        err = -errno;
-    } else {
-        udmabuf_create create{};
-        create.memfd = static_cast<__u32>(memfd);
-        create.flags = UDMABUF_FLAGS_CLOEXEC;
-        create.offset = 0;
-        create.size = len;
-        const int made = kernel_ioctl_retry(dev, UDMABUF_CREATE, &create);
-        if (made < 0) err = -errno;
-        else *fd = made;
-    }
-    close_quietly(memfd);  // the dma-buf holds the memfd's pages
-    close_quietly(dev);
-    return err;
+    if (kernel().ftruncate(memfd.get(), static_cast<off_t>(len)) != 0 ||
+        kernel().add_seals(memfd.get(), F_SEAL_SHRINK) != 0)
+        return -errno;
+    udmabuf_create create{};
+    create.memfd = static_cast<__u32>(memfd.get());
+    create.flags = UDMABUF_FLAGS_CLOEXEC;
+    create.offset = 0;
+    create.size = len;
+    const int made = kernel_ioctl_retry(dev.get(), UDMABUF_CREATE, &create);
+    if (made < 0) return -errno;
+    *fd = made;
+    return 0;
 }
 
 }  // namespace cldmabuf

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -11,6 +12,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/param_answer.hpp"
 #include "layer/core/registry.hpp"
 
@@ -47,11 +49,13 @@ void recount(Table &t) {
 // entry replaced this one's: that one's fd stays open.
 struct Owed {
     uint64_t token;
-    int fd;
+    OwnedFd fd;
 };
 
+// The callback's user data is the Owed it was handed (record_allocated):
+// adopted back here, so it goes with its fd whichever way this returns.
 void CL_CALLBACK forget_allocated(cl_mem mem, void *data) {
-    auto *owed = static_cast<Owed *>(data);
+    const std::unique_ptr<Owed> owed(static_cast<Owed *>(data));
     Table &t = table();
     {
         std::lock_guard lock(t.mutex);
@@ -61,30 +65,30 @@ void CL_CALLBACK forget_allocated(cl_mem mem, void *data) {
             recount(t);
         }
     }
-    if (owed->fd >= 0) kernel().close(owed->fd);
-    delete owed;
 }
 
 }  // namespace
 
 cl_int record_allocated(cl_mem mem, Allocated entry) {
     Table &t = table();
-    auto *owed = new Owed{0, entry.fd};
+    auto owed = std::make_unique<Owed>(Owed{0, OwnedFd(entry.fd)});
     {
         std::lock_guard lock(t.mutex);
         owed->token = t.next_token++;
         t.map[mem] = AllocatedEntry{std::move(entry), owed->token};
         recount(t);
     }
-    if (next().clSetMemObjectDestructorCallback(mem, forget_allocated, owed) == CL_SUCCESS) return CL_SUCCESS;
+    if (next().clSetMemObjectDestructorCallback(mem, forget_allocated, owed.get()) == CL_SUCCESS) {
+        owed.release();  // the callback's now
+        return CL_SUCCESS;
+    }
     {
         std::lock_guard lock(t.mutex);
         auto it = t.map.find(mem);
         if (it != t.map.end() && it->second.token == owed->token) t.map.erase(it);
         recount(t);
     }
-    delete owed;
-    return CL_OUT_OF_RESOURCES;
+    return CL_OUT_OF_RESOURCES;  // owed closes the fd
 }
 
 void retire_allocated(cl_mem mem) {

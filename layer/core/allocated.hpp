@@ -31,8 +31,9 @@ struct Allocated {
 };
 
 // Records `mem` and registers the destructor callback that forgets it.
+// Takes `entry.fd` (the callback closes it when the object goes).
 // CL_OUT_OF_RESOURCES when the callback cannot be registered: then nothing
-// is recorded and `entry.fd` is still the caller's to close.
+// is recorded and the fd is closed.
 cl_int record_allocated(cl_mem mem, Allocated entry);
 // Live allocated objects (leak checks in tests).
 size_t allocated_count();
