@@ -138,10 +138,6 @@ int FenceInOffer::dup_fence() const { return fd_ >= 0 ? kernel().dup(fd_) : -1; 
 
 // ---- BatchFence ---------------------------------------------------------------------
 
-BatchFence::~BatchFence() {
-    if (fence_ >= 0) kernel().close(fence_);
-}
-
 void BatchFence::count_once(bool adopted) {
     if (!adopted) return;
     std::lock_guard l(m_);
@@ -159,7 +155,7 @@ bool BatchFence::attach(std::function<bool(int fd)> adopt) {
             adopters_.push_back(std::move(adopt));
             return true;
         }
-        fd = kernel().dup(fence_);
+        fd = kernel().dup(fence_.get());
     }
     if (fd < 0) return false;
     count_once(adopt(fd));
@@ -170,8 +166,8 @@ void BatchFence::submitted(int fence) {
     std::vector<std::function<bool(int)>> adopters;
     {
         std::lock_guard l(m_);
-        fence_ = kernel().dup(fence);
-        state_ = fence_ >= 0 ? 1 : 2;
+        fence_.reset(kernel().dup(fence));
+        state_ = fence_ ? 1 : 2;
         adopters.swap(adopters_);
     }
     bool adopted = false;
@@ -188,14 +184,13 @@ bool BatchFence::finished_already() {
 }
 
 void BatchFence::finished() {
-    int fd = -1;
+    OwnedFd fd;  // closed outside the lock
     {
         std::lock_guard l(m_);
         state_ = 2;
         adopters_.clear();  // never submitted: the signals keep their own fences
         std::swap(fd, fence_);
     }
-    if (fd >= 0) kernel().close(fd);
 }
 
 // ---- the queue's record -------------------------------------------------------------

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/base/owned_fd.hpp"
 
 namespace cldmabuf {
 
@@ -86,7 +87,6 @@ private:
 // after the copy.
 class BatchFence {
 public:
-    ~BatchFence();
     // A signal: `adopt` receives a new fd of the batch's FENCE_OUT (now, or
     // when the batch is submitted) and says whether it took it.  false when
     // the copy's step is over already; then nothing is ever called.
@@ -103,7 +103,7 @@ private:
     void count_once(bool adopted);
     std::mutex m_;
     int state_ = 0;  // 0 pending, 1 submitted, 2 finished
-    int fence_ = -1;
+    OwnedFd fence_;
     std::vector<std::function<bool(int)>> adopters_;
     bool counted_ = false;
     uint64_t epoch_ = 0;

@@ -11,6 +11,7 @@
 #include "layer/i915/blt_engine.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/stats.hpp"
 
 namespace cldmabuf {
@@ -93,21 +94,19 @@ int cancel_overdue(const char *what, int fence, const Submitter &submitter) {
 
 // Waits for the batch's out-fence within CLDMABUF_FENCE_TIMEOUT_MS (then
 // cancels it, see cancel_overdue), closes it and counts the copy.
-cl_int wait_batch(const char *what, BlitKind kind, uint64_t bytes, int fence, bool fenced_in,
+cl_int wait_batch(const char *what, BlitKind kind, uint64_t bytes, OwnedFd fence, bool fenced_in,
                   const Submitter &submitter) {
     stats().fence_waits++;
-    int w = i915::BltEngine::wait_fence(fence, fence_timeout_ms());
+    int w = i915::BltEngine::wait_fence(fence.get(), fence_timeout_ms());
     if (w == 0) {
         stats().fence_timeouts++;
         if (fenced_in)
             LOG_WARN("%s: the overdue batch waits for a semaphore's sync_file (FENCE_IN)", what);
-        w = cancel_overdue(what, fence, submitter);
-        kernel().close(fence);
+        w = cancel_overdue(what, fence.get(), submitter);
         if (w <= 0) return CL_OUT_OF_RESOURCES;
         count_done(kind, bytes);
         return CL_SUCCESS;
     }
-    kernel().close(fence);
     if (w < 0) {
         LOG_ERROR("%s: blitter batch failed: %s%s", what, std::strerror(-w),
                   fenced_in ? " (its FENCE_IN, the semaphore wait before it, failed: the batch was skipped)" : "");
@@ -125,7 +124,7 @@ cl_int submit_refused(const char *what, int r) {
 cl_int submit_and_wait_on(const char *what, BlitKind kind, uint64_t bytes, const Submitter &submit) {
     int fence = -1;
     if (int r = submit(-1, &fence); r != 0) return submit_refused(what, r);
-    return wait_batch(what, kind, bytes, fence, false, submit);
+    return wait_batch(what, kind, bytes, OwnedFd(fence), false, submit);
 }
 
 // The same for a copy chained to semaphores (layer/blit/fence_chain.hpp):
@@ -137,10 +136,8 @@ cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const Submitter
     int fence = -1;
     bool fenced_in = false;
     int r = 0;
-    const int in_fd = in ? in->dup_fence() : -1;
-    if (in_fd >= 0) {
-        r = submit(in_fd, &fence);
-        kernel().close(in_fd);
+    if (const OwnedFd in_fd(in ? in->dup_fence() : -1); in_fd) {
+        r = submit(in_fd.get(), &fence);
         fenced_in = r == 0;
         if (r == 0) stats().blt_fence_in_batches++;
     }
@@ -156,7 +153,7 @@ cl_int submit_chained_and_wait(const char *what, uint64_t bytes, const Submitter
     if (!fenced_in) r = submit(-1, &fence);
     if (r != 0) return submit_refused(what, r);
     if (out) out->submitted(fence);
-    return wait_batch(what, BlitKind::copy, bytes, fence, fenced_in, submit);
+    return wait_batch(what, BlitKind::copy, bytes, OwnedFd(fence), fenced_in, submit);
 }
 
 }  // namespace
