@@ -78,10 +78,9 @@ int DmabufSignal::attach(int dmabuf_fd) {
     }
     LayerFence f;
     if (int err = create_layer_fence(&f); err < 0) return err;
-    const int err = import_fence_into_dmabuf(dmabuf_fd, f.fence, /*write=*/true);
+    const int err = import_fence_into_dmabuf(dmabuf_fd, f.fence.get(), /*write=*/true);
     // The dma-buf holds its own reference to the fence: the sync_file is not needed.
-    kernel().close(f.fence);
-    f.fence = -1;
+    f.fence.reset();
     if (err < 0) {
         // Never imported: signal it so nothing of it lingers, then let it go.
         signal_layer_fence(&f);
@@ -93,7 +92,7 @@ int DmabufSignal::attach(int dmabuf_fd) {
         signal_layer_fence(&f);
         return -ECANCELED;
     }
-    fence_ = f;
+    fence_ = std::move(f);
     dmabuf_fd_ = dmabuf_fd;
     deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(fence_timeout_ms());
     p.signals.insert(this);
@@ -113,11 +112,11 @@ void DmabufSignal::signal() {
 
 bool DmabufSignal::pending() const {
     std::lock_guard lock(pending_state().mutex);
-    return fence_.timeline >= 0;
+    return static_cast<bool>(fence_.timeline);
 }
 
 void DmabufSignal::signal_locked(const char *why) {
-    if (fence_.timeline < 0) return;
+    if (!fence_.timeline) return;
     pending_state().signals.erase(this);
     if (why)
         LOG_WARN("release: the fence it put into dma-buf fd %d was signalled before the release ran: %s", dmabuf_fd_,

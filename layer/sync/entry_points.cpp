@@ -76,7 +76,7 @@ cl_semaphore_khr CL_API_CALL create_semaphore_with_properties(cl_context context
         return fail_semaphore<_cl_semaphore_khr>(errcode_ret,
                                        refuse_semaphore_call(call, CL_INVALID_VALUE, "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR is not a sync_file"));
 
-    auto *s = new (std::nothrow) _cl_semaphore_khr;
+    std::unique_ptr<_cl_semaphore_khr> s(new (std::nothrow) _cl_semaphore_khr);
     if (!s) return fail_semaphore<_cl_semaphore_khr>(errcode_ret, CL_OUT_OF_HOST_MEMORY);
     s->dispatch = &ours();
     s->magic = semaphore_magic;
@@ -89,9 +89,8 @@ cl_semaphore_khr CL_API_CALL create_semaphore_with_properties(cl_context context
     // A successful import owns the fd (cl_khr_external_semaphore: the
     // application must not use it afterwards); a refused one left it alone.
     if (req.import_sync_fd) s->pending = Payload::imported(req.import_fd);
-    register_semaphore(s);
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return s;
+    return register_semaphore(std::move(s));
 }
 
 cl_int CL_API_CALL enqueue_wait_semaphores(cl_command_queue queue, cl_uint n, const cl_semaphore_khr *sems,
@@ -170,7 +169,7 @@ cl_int CL_API_CALL enqueue_signal_semaphores(cl_command_queue queue, cl_uint n, 
                 return CL_OUT_OF_RESOURCES;
             }
         }
-        made.push_back(Payload::layer_signal(fence));
+        made.push_back(Payload::layer_signal(std::move(fence)));
     }
     {
         std::lock_guard<std::mutex> l(semaphore_mutex());

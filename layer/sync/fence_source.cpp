@@ -12,6 +12,7 @@
 #include <string>
 
 #include "layer/dmabuf/explicit_fences.hpp"
+#include "layer/base/gem_handle.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
 
@@ -59,11 +60,8 @@ std::string find_vgem_node() {
     for (const std::string &name : kernel().list_dir("/dev/dri")) {
         if (name.rfind("card", 0) != 0) continue;
         const std::string path = "/dev/dri/" + name;
-        int fd = kernel().open(path.c_str(), O_RDWR | O_CLOEXEC);
-        if (fd < 0) continue;
-        const bool vgem = node_is_vgem(fd);
-        kernel().close(fd);
-        if (vgem) return path;
+        const OwnedFd fd(kernel().open(path.c_str(), O_RDWR | O_CLOEXEC));
+        if (fd && node_is_vgem(fd.get())) return path;
     }
     return {};
 }
@@ -74,61 +72,48 @@ const std::string &vgem_node() {
 }
 
 int create_sw_sync_fence(LayerFence *out) {
-    int tl = kernel().open(sw_sync_path, O_RDWR | O_CLOEXEC);
-    if (tl < 0) return -errno;
+    OwnedFd tl(kernel().open(sw_sync_path, O_RDWR | O_CLOEXEC));
+    if (!tl) return -errno;
     sw_sync_create_fence_data d{};
     d.value = 1;
     std::snprintf(d.name, sizeof d.name, "cldmabuf-semaphore");
-    if (kernel_ioctl_retry(tl, CLDMABUF_SW_SYNC_IOC_CREATE_FENCE, &d) != 0) {
-        int err = -errno;
-        kernel().close(tl);
-        return err;
-    }
-    out->timeline = tl;
-    out->fence = d.fence;
+    if (kernel_ioctl_retry(tl.get(), CLDMABUF_SW_SYNC_IOC_CREATE_FENCE, &d) != 0) return -errno;
+    out->timeline = std::move(tl);
+    out->fence = OwnedFd(d.fence);
     return 0;
 }
 
 // One vgem file per fence; the buffer and its dma-buf are only the way to the
 // sync_file and are closed at once (the sync_file holds the fence).
 int create_vgem_fence(LayerFence *out) {
-    int file = kernel().open(vgem_node().c_str(), O_RDWR | O_CLOEXEC);
-    if (file < 0) return -errno;
-    int err = 0, dmabuf = -1, sync_fd = -1;
+    OwnedFd file(kernel().open(vgem_node().c_str(), O_RDWR | O_CLOEXEC));
+    if (!file) return -errno;
     drm_mode_create_dumb dumb{};
     dumb.width = 1024, dumb.height = 1, dumb.bpp = 32;  // one page
+    if (kernel_ioctl_retry(file.get(), DRM_IOCTL_MODE_CREATE_DUMB, &dumb) != 0) return -errno;
+    // Closed before `file` (declared after it): an error closes the file,
+    // which signals an attached fence.
+    const GemHandle buffer(file.get(), dumb.handle);
     vgem_fence_attach attach{};
+    attach.handle = buffer.get();
+    attach.flags = vgem_fence_write;
     drm_prime_handle prime{};
-    if (kernel_ioctl_retry(file, DRM_IOCTL_MODE_CREATE_DUMB, &dumb) != 0) {
-        err = -errno;
-    } else {
-        attach.handle = dumb.handle;
-        attach.flags = vgem_fence_write;
-        prime.handle = dumb.handle;
-        prime.flags = DRM_CLOEXEC | DRM_RDWR;
-        if (kernel_ioctl_retry(file, vgem_ioctl_fence_attach, &attach) != 0 ||
-            kernel_ioctl_retry(file, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime) != 0)
-            err = -errno;
-        else if ((dmabuf = prime.fd), (err = export_dmabuf_fences(dmabuf, /*write=*/true, &sync_fd)) != 0)
-            sync_fd = -1;
-        if (dmabuf >= 0) kernel().close(dmabuf);
-        drm_gem_close close_handle{};
-        close_handle.handle = dumb.handle;
-        kernel_ioctl_retry(file, DRM_IOCTL_GEM_CLOSE, &close_handle);
-    }
-    if (err) {
-        kernel().close(file);  // signals an attached fence
-        return err;
-    }
-    out->timeline = file;
-    out->fence = sync_fd;
+    prime.handle = buffer.get();
+    prime.flags = DRM_CLOEXEC | DRM_RDWR;
+    if (kernel_ioctl_retry(file.get(), vgem_ioctl_fence_attach, &attach) != 0 ||
+        kernel_ioctl_retry(file.get(), DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime) != 0)
+        return -errno;
+    const OwnedFd dmabuf(prime.fd);
+    int sync_fd = -1;
+    if (int err = export_dmabuf_fences(dmabuf.get(), /*write=*/true, &sync_fd); err != 0) return err;
+    out->timeline = std::move(file);
+    out->fence = OwnedFd(sync_fd);
     out->vgem_fence = attach.out_fence;
     return 0;
 }
 
 FenceSource probe() {
-    if (int fd = kernel().open(sw_sync_path, O_RDWR | O_CLOEXEC); fd >= 0) {
-        kernel().close(fd);
+    if (const OwnedFd fd(kernel().open(sw_sync_path, O_RDWR | O_CLOEXEC)); fd) {
         LOG_INFO("semaphores: sync_fd export through sw_sync (%s)", sw_sync_path);
         return FenceSource::sw_sync;
     }
@@ -138,7 +123,6 @@ FenceSource probe() {
         LayerFence f;
         if (int err = create_vgem_fence(&f); err == 0) {
             signal_layer_fence(&f);
-            kernel().close(f.fence);
             LOG_INFO("semaphores: sync_fd export through vgem (%s; no sw_sync: errno %d)", vgem_node().c_str(),
                      sw_errno);
             return FenceSource::vgem;
@@ -158,7 +142,7 @@ FenceSource fence_source() {
 }
 
 int create_layer_fence(LayerFence *out) {
-    *out = LayerFence{};
+    *out = LayerFence{};  // what it held goes
     switch (fence_source()) {
     case FenceSource::sw_sync: return create_sw_sync_fence(out);
     case FenceSource::vgem: return create_vgem_fence(out);
@@ -168,18 +152,17 @@ int create_layer_fence(LayerFence *out) {
 }
 
 int signal_layer_fence(LayerFence *f) {
-    if (f->timeline < 0) return 0;
+    if (!f->timeline) return 0;
     int err = 0;
     if (f->vgem_fence != 0) {
         vgem_fence_signal s{};
         s.fence = f->vgem_fence;
-        err = kernel_ioctl_retry(f->timeline, vgem_ioctl_fence_signal, &s) == 0 ? 0 : -errno;
+        err = kernel_ioctl_retry(f->timeline.get(), vgem_ioctl_fence_signal, &s) == 0 ? 0 : -errno;
     } else {
         __u32 one = 1;
-        err = kernel_ioctl_retry(f->timeline, CLDMABUF_SW_SYNC_IOC_INC, &one) == 0 ? 0 : -errno;
+        err = kernel_ioctl_retry(f->timeline.get(), CLDMABUF_SW_SYNC_IOC_INC, &one) == 0 ? 0 : -errno;
     }
-    kernel().close(f->timeline);  // an unsignalled fence is signalled here
-    f->timeline = -1;
+    f->timeline.reset();  // an unsignalled fence is signalled here
     f->vgem_fence = 0;
     return err;
 }

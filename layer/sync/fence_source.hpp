@@ -21,6 +21,8 @@
 
 #include <cstdint>
 
+#include "layer/base/owned_fd.hpp"
+
 namespace cldmabuf::sync {
 
 inline constexpr const char *sw_sync_path = "/sys/kernel/debug/sync/sw_sync";
@@ -31,12 +33,14 @@ FenceSource fence_source();
 // Whether a layer fence can be made here.
 inline bool can_export_sync_fd() { return fence_source() != FenceSource::none; }
 
+// Move-only: whoever holds it owns both files.  One dropped unsignalled
+// closes its timeline, which signals the fence (see above).
 struct LayerFence {
-    int timeline = -1;        // the sw_sync timeline or the vgem file; closed after the signal
-    int fence = -1;           // the sync_file; the payload owns it
+    OwnedFd timeline;         // the sw_sync timeline or the vgem file; closed after the signal
+    OwnedFd fence;            // the sync_file (a payload takes it, layer/sync/semaphore.hpp)
     uint32_t vgem_fence = 0;  // vgem's fence id on `timeline` (vgem only)
 };
-// 0, or -errno with both fds -1.
+// 0, or -errno with both fds empty.
 int create_layer_fence(LayerFence *out);
 // Signals the fence (SW_SYNC_IOC_INC 1 or VGEM_FENCE_SIGNAL) and closes the
 // timeline.  0 or -errno (the timeline is closed either way).

@@ -24,24 +24,16 @@ std::unordered_set<cl_semaphore_khr> &live() {
 
 std::shared_ptr<Payload> Payload::imported(int sync_fd) {
     std::shared_ptr<Payload> p(new Payload);
-    p->fd_ = sync_fd;
+    p->fd_.reset(sync_fd);
     p->imported_ = true;
     return p;
 }
 
 std::shared_ptr<Payload> Payload::layer_signal(LayerFence fence) {
     std::shared_ptr<Payload> p(new Payload);
-    p->fence_ = fence;
-    p->fd_ = fence.fence;
+    p->fd_ = std::move(fence.fence);
+    p->fence_ = std::move(fence);
     return p;
-}
-
-Payload::~Payload() {
-    // A signal step that never ran (its enqueue failed after the payload was
-    // made) still closes the timeline: the kernel signals the point with an
-    // error, so no exported copy waits forever.
-    if (fence_.timeline >= 0) kernel().close(fence_.timeline);
-    if (fd_ >= 0) kernel().close(fd_);
 }
 
 void Payload::signal(cl_int status) {
@@ -49,15 +41,14 @@ void Payload::signal(cl_int status) {
     {
         std::lock_guard<std::mutex> l(m_);
         fixed_ = true;
-        fence = fence_;  // none after a batch fence was adopted: the GPU signals that one
+        fence = std::move(fence_);  // none after a batch fence was adopted: the GPU signals that one
     }
-    if (fence.timeline >= 0) {
+    if (fence.timeline) {
         if (int err = signal_layer_fence(&fence); err < 0)
             LOG_ERROR("semaphore signal: signalling the layer fence failed (errno %d)", -err);
     }
     {
         std::lock_guard<std::mutex> l(m_);
-        fence_.timeline = fence.timeline;
         state_ = status < 0 ? status : 1;
     }
     cv_.notify_all();
@@ -65,38 +56,35 @@ void Payload::signal(cl_int status) {
 
 int Payload::sync_fd() const {
     std::lock_guard<std::mutex> l(m_);
-    return fd_;
+    return fd_.get();
 }
 
 int Payload::export_sync_fd() {
     std::lock_guard<std::mutex> l(m_);
     fixed_ = true;
-    return fd_ >= 0 ? kernel().dup(fd_) : -1;
+    return fd_ ? kernel().dup(fd_.get()) : -1;
 }
 
 int Payload::gpu_fence_fd() const {
     std::lock_guard<std::mutex> l(m_);
-    return imported_ || batch_ ? fd_ : -1;
+    return imported_ || batch_ ? fd_.get() : -1;
 }
 
 bool Payload::adopt_batch_fence(int fd) {
+    OwnedFd adopted(fd);
+    // Closed after the lock, the timeline first (declared last).
+    OwnedFd dropped_fd;
     LayerFence dropped;
-    int dropped_fd = -1;
     {
         std::lock_guard<std::mutex> l(m_);
-        if (fixed_ || imported_ || batch_) {
-            kernel().close(fd);
-            return false;
-        }
+        if (fixed_ || imported_ || batch_) return false;  // `adopted` closes
         // Never handed out, so nobody waits on the layer's own fence.
-        dropped = fence_;
-        dropped_fd = fd_;
+        dropped = std::move(fence_);
         fence_ = LayerFence{};
-        fd_ = fd;
+        dropped_fd = std::move(fd_);
+        fd_ = std::move(adopted);
         batch_ = true;
     }
-    if (dropped.timeline >= 0) kernel().close(dropped.timeline);
-    if (dropped_fd >= 0) kernel().close(dropped_fd);
     return true;
 }
 
@@ -107,7 +95,7 @@ bool Payload::signalled() const {
 }
 
 cl_int Payload::wait(int timeout_ms) {
-    if (imported_) return wait_sync_file(fd_, timeout_ms);
+    if (imported_) return wait_sync_file(fd_.get(), timeout_ms);
     std::unique_lock<std::mutex> l(m_);
     if (!cv_.wait_for(l, std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms), [&] { return state_ != 0; })) {
         LOG_ERROR("semaphore wait: its signal did not run within %d ms", timeout_ms);
@@ -121,10 +109,11 @@ std::mutex &semaphore_mutex() {
     return *m;
 }
 
-void register_semaphore(cl_semaphore_khr s) {
+cl_semaphore_khr register_semaphore(std::unique_ptr<_cl_semaphore_khr> s) {
     next().clRetainContext(s->context);
     std::lock_guard<std::mutex> l(g_live_mutex);
-    live().insert(s);
+    live().insert(s.get());
+    return s.release();  // the live set's (see release_semaphore_ref)
 }
 
 bool is_layer_semaphore(cl_semaphore_khr s) {
@@ -134,18 +123,19 @@ bool is_layer_semaphore(cl_semaphore_khr s) {
 }
 
 bool release_semaphore_ref(cl_semaphore_khr s) {
+    std::unique_ptr<_cl_semaphore_khr> last;  // adopted back from the live set on the last reference
     {
         std::lock_guard<std::mutex> l(g_live_mutex);
         if (!s || !live().count(s)) return false;
         if (s->refs.fetch_sub(1) != 1) return true;
         live().erase(s);
+        last.reset(s);
     }
     next().clReleaseContext(s->context);
     {
         std::lock_guard<std::mutex> l(semaphore_mutex());
         s->pending.reset();
     }
-    delete s;
     return true;
 }
 

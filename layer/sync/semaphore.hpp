@@ -36,7 +36,6 @@ public:
     // A signal the layer performs; with an exportable sync_file when `fence`
     // holds one (owned), else a host-side flag.
     static std::shared_ptr<Payload> layer_signal(LayerFence fence);
-    ~Payload();
 
     // The signal step: completes the payload with `status` (CL_SUCCESS or
     // the negative status of the commands before the signal).
@@ -61,10 +60,14 @@ public:
 private:
     Payload() = default;
     mutable std::mutex m_;  // fd_, fence_, batch_, fixed_, state_
-    int fd_ = -1;
+    OwnedFd fd_;
     bool imported_ = false;
     bool batch_ = false;  // fd_ is a blitter batch's FENCE_OUT
     bool fixed_ = false;  // exported or signalled: the sync_file stays as it is
+    // Its timeline closes before fd_ (declared after it): a signal step that
+    // never ran (its enqueue failed after the payload was made) still closes
+    // the timeline, and the kernel signals the point with an error, so no
+    // exported copy waits forever.
     LayerFence fence_;
     std::condition_variable cv_;
     int state_ = 0;  // 0 pending, 1 signalled, <0 the failed signal's status
@@ -91,8 +94,10 @@ namespace cldmabuf::sync {
 // their payloads together).
 std::mutex &semaphore_mutex();
 
-// Registers a new semaphore (refs 1).  The context is retained.
-void register_semaphore(cl_semaphore_khr s);
+// Registers a new semaphore (refs 1) and hands it out: the live set owns it
+// until release_semaphore_ref drops its last reference.  The context is
+// retained.
+cl_semaphore_khr register_semaphore(std::unique_ptr<_cl_semaphore_khr> s);
 // The handle names a live layer semaphore.
 bool is_layer_semaphore(cl_semaphore_khr s);
 // Drops one reference; the last one unregisters it, releases the context
