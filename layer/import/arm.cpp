@@ -15,6 +15,7 @@
 #include "layer/import/native.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/core/registry.hpp"
 
 namespace cldmabuf {
@@ -81,18 +82,19 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     // The application keeps its fd (FFmpeg and OpenCV close theirs when the
     // frame goes): the KHR import below is given a duplicate, which is what
     // it takes ownership of, so the caller's number is never touched.
-    const int fd = kernel().dup(app_fd);
-    if (fd < 0) return fail_arm_import(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
+    OwnedFd dup(kernel().dup(app_fd));
+    if (!dup) return fail_arm_import(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
     cl_int err = CL_SUCCESS;
-    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(fd), flags, size, nullptr, &err);
+    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(dup.get()), flags, size, nullptr, &err);
     if (!mem) {
-        kernel().close(fd);
-        // The only property the import had is the fd: a CL_INVALID_PROPERTY
-        // is about `memory` (e.g. a dma-buf the CPU cannot map).
+        // A refused import left `dup` alone: it closes here.  The only
+        // property the import had is the fd: a CL_INVALID_PROPERTY is about
+        // `memory` (e.g. a dma-buf the CPU cannot map).
         if (err == CL_INVALID_PROPERTY) err = CL_INVALID_VALUE;
         if (errcode_ret) *errcode_ret = err;
         return nullptr;
     }
+    const int fd = dup.release();  // the import's now
     std::shared_ptr<Import> import = imports().find(mem);
     if (import) {
         // The layer's import made a duplicate of its own (Import::fd): the
@@ -100,7 +102,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
         // (An import the layer did not handle keeps `fd`: its owner closes it.)
         if (import->app_fd == fd && import->app_fd_owned) {
             import->app_fd_owned = false;
-            kernel().close(fd);
+            OwnedFd(fd).reset();
         }
     }
     if (import && import->route == Route::copy) {

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "layer/core/dispatch.hpp"
 #include "layer/core/dmabuf_aliases.hpp"
@@ -96,18 +97,19 @@ void teardown(Import &import) {
 // handle up, tore down the newer import under its user).  The registry
 // entry goes only if it is still this import's.  An import whose commit
 // failed (never registered) is torn down by its PendingImport instead.
+//
+// Each callback's user data is a shared_ptr handed over at registration
+// (commit_import): adopted back first thing.
 void CL_CALLBACK on_import_destroyed(cl_mem mem, void *user_data) {
-    auto *holder = static_cast<std::shared_ptr<Import> *>(user_data);
-    const std::shared_ptr<Import> import = std::move(*holder);
-    delete holder;
+    const std::shared_ptr<Import> import =
+        std::move(*std::unique_ptr<std::shared_ptr<Import>>(static_cast<std::shared_ptr<Import> *>(user_data)));
     imports().remove_if(mem, import.get());
     if (import->registered && !import->image.internal_buffer) teardown(*import);
 }
 
 void CL_CALLBACK on_internal_buffer_destroyed(cl_mem, void *user_data) {
-    auto *holder = static_cast<std::shared_ptr<Import> *>(user_data);
+    const std::unique_ptr<std::shared_ptr<Import>> holder(static_cast<std::shared_ptr<Import> *>(user_data));
     teardown(**holder);
-    delete holder;
 }
 
 }  // namespace
@@ -120,19 +122,16 @@ cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer)
         return CL_OUT_OF_RESOURCES;
     };
     pending->mem = mem;
-    auto *own = new std::shared_ptr<Import>(pending.shared());
-    if (next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, own) != CL_SUCCESS) {
-        delete own;
-        return undo();
-    }
+    auto own = std::make_unique<std::shared_ptr<Import>>(pending.shared());
+    if (next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, own.get()) != CL_SUCCESS) return undo();
+    own.release();  // the callback's now
     if (internal_buffer) {
         // The buffer outlives the image (which holds it); it closes the import.
-        auto *holder = new std::shared_ptr<Import>(pending.shared());
-        if (next().clSetMemObjectDestructorCallback(internal_buffer, on_internal_buffer_destroyed, holder) !=
-            CL_SUCCESS) {
-            delete holder;
+        auto holder = std::make_unique<std::shared_ptr<Import>>(pending.shared());
+        if (next().clSetMemObjectDestructorCallback(internal_buffer, on_internal_buffer_destroyed, holder.get()) !=
+            CL_SUCCESS)
             return undo();
-        }
+        holder.release();  // the callback's now
         pending->image.internal_buffer = internal_buffer;
         next().clReleaseMemObject(internal_buffer);  // the image keeps it alive
     }

@@ -11,6 +11,7 @@
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_mapping.hpp"
 #include "layer/base/settings.hpp"
 
 namespace cldmabuf {
@@ -40,9 +41,9 @@ ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
     // this exporter kind tries again, and until then the device's claim stands.
     if (dmabuf_wait_idle(fd, /*for_write=*/true, 0) != 0) return ZeroCopyVerdict::unknown;
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    void *map = kernel().mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) return ZeroCopyVerdict::unknown;  // e.g. a read-only fd
-    auto *bytes = static_cast<unsigned char *>(map);
+    const OwnedMapping map(kernel().mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), page);
+    if (!map) return ZeroCopyVerdict::unknown;  // e.g. a read-only fd
+    auto *bytes = static_cast<unsigned char *>(map.get());
     unsigned char saved[kProbeBytes], pattern[kProbeBytes];
     dmabuf_sync(fd, DMABUF_SYNC_READ | DMABUF_SYNC_START);
     std::memcpy(saved, bytes, kProbeBytes);
@@ -51,7 +52,7 @@ ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
 
     ZeroCopyVerdict verdict = ZeroCopyVerdict::unknown;
     cl_int err = CL_SUCCESS;
-    cl_mem buffer = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kProbeBytes, map, &err);
+    cl_mem buffer = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kProbeBytes, map.get(), &err);
     cl_command_queue queue =
         buffer ? next().clCreateCommandQueueWithProperties(context, device, nullptr, &err) : nullptr;
     if (queue &&
@@ -70,7 +71,6 @@ ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
     dmabuf_sync(fd, DMABUF_SYNC_WRITE | DMABUF_SYNC_START);
     if (std::memcmp(bytes, saved, kProbeBytes) != 0) std::memcpy(bytes, saved, kProbeBytes);
     dmabuf_sync(fd, DMABUF_SYNC_WRITE | DMABUF_SYNC_END);
-    kernel().munmap(map, page);
     if (verdict == ZeroCopyVerdict::unknown)
         LOG_WARN("zero-copy check on device %p: the ICD refused the probe (error %d)", static_cast<void *>(device), err);
     return verdict;
