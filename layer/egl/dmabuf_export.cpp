@@ -42,15 +42,14 @@ bool export_dmabuf(const EglApi &egl, EGLDisplay dpy, EGLImageKHR image, Exporte
     }
     int fds[4] = {-1, -1, -1, -1};
     EGLint strides[4] = {0, 0, 0, 0}, offsets[4] = {0, 0, 0, 0};
-    if (!egl.ExportDMABUFImageMESA(dpy, image, fds, strides, offsets) || fds[0] < 0) {
-        for (int fd : fds)
-            if (fd >= 0) kernel().close(fd);
+    const bool exported = egl.ExportDMABUFImageMESA(dpy, image, fds, strides, offsets);
+    // Every plane's fd closes here but plane 0's on success.
+    OwnedFd plane_fds[4] = {OwnedFd(fds[0]), OwnedFd(fds[1]), OwnedFd(fds[2]), OwnedFd(fds[3])};
+    if (!exported || !plane_fds[0]) {
         *why = egl_failure(egl, "eglExportDMABUFImageMESA");
         return false;
     }
-    for (int i = 1; i < 4; ++i)
-        if (fds[i] >= 0) kernel().close(fds[i]);
-    out->fd = fds[0];
+    out->fd = std::move(plane_fds[0]);
     out->fourcc = fourcc;
     out->modifier = modifiers[0];
     out->stride = strides[0];
@@ -232,15 +231,15 @@ bool export_gl_buffer(const EglApi &egl, EGLDisplay dpy, EGLContext ctx, GLuint 
     o.version = 1;
     o.dmabuf_fd = -1;
     const int rc = egl.GLInteropExportObjectMESA(dpy, ctx, &in, &o);
-    if (rc != kInteropSuccess || o.dmabuf_fd < 0) {
-        if (o.dmabuf_fd >= 0) kernel().close(o.dmabuf_fd);
+    OwnedFd exported(o.dmabuf_fd);
+    if (rc != kInteropSuccess || !exported) {
         *code = rc == kInteropInvalidObject ? CL_INVALID_GL_OBJECT : CL_INVALID_OPERATION;
         *why = "eglGLInteropExportObjectMESA(GL buffer " + std::to_string(buffer) + ") failed (MESA_GLINTEROP error " +
                std::to_string(rc) + (rc == kInteropInvalidObject ? ": not a buffer object of the context)"
                                      : rc == kInteropUnsupported ? ": the driver cannot export it)" : ")");
         return false;
     }
-    out->fd = o.dmabuf_fd;
+    out->fd = std::move(exported);
     out->offset = static_cast<size_t>(o.buffer_offset);
     out->size = static_cast<size_t>(o.buffer_size);
     return true;

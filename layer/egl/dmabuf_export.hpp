@@ -13,13 +13,14 @@
 #include <functional>
 #include <string>
 
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/cl_compat.h"
 #include "layer/egl/egl_api.hpp"
 
 namespace cldmabuf {
 
 struct ExportedImage {
-    int fd = -1;        // owned by the caller
+    OwnedFd fd;
     int fourcc = 0;
     uint64_t modifier = 0;
     EGLint stride = 0;  // bytes
@@ -49,7 +50,7 @@ bool with_gl_context(const EglApi &egl, EGLDisplay dpy, EGLContext producer, con
                      std::string *why);
 
 struct GlBufferExport {
-    int fd = -1;            // owned by the caller
+    OwnedFd fd;
     size_t offset = 0;      // of the buffer inside the dma-buf
     size_t size = 0;        // bytes
 };

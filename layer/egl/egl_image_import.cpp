@@ -74,7 +74,7 @@ void close_handed_fd(cl_mem mem, int fd) {
     std::shared_ptr<Import> import = imports().find(mem);
     if (import && import->app_fd == fd && import->app_fd_owned) {
         import->app_fd_owned = false;
-        kernel().close(fd);
+        OwnedFd(fd).reset();
     }
 }
 
@@ -87,10 +87,8 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     ExportedImage ex;
     if (!export_dmabuf(egl, object.display, object.image, &ex, &why))
         return refuse(errcode_ret, req.invalid_object, req.what, why);
-    auto give_up = [&](cl_int err, const std::string &reason) {
-        kernel().close(ex.fd);
-        return refuse(errcode_ret, err, req.what, reason);
-    };
+    // Every refusal below closes ex.fd (ExportedImage owns it).
+    auto give_up = [&](cl_int err, const std::string &reason) { return refuse(errcode_ret, err, req.what, reason); };
 
     cl_dma_buf_layout_cldmabuf layout;
     if (cl_dma_buf_fourcc_layout_cldmabuf(static_cast<cl_uint>(ex.fourcc), &layout) != 1)
@@ -116,9 +114,8 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
         if (!create_linear_copy(egl, object.display, display_device(egl, object.display), ex.fourcc, ex.width,
                                 ex.height, copy.get(), &why))
             return give_up(CL_OUT_OF_RESOURCES, "tiled export, no linear copy: " + why);
-        kernel().close(ex.fd);  // the tiled export itself is not imported
-        ex.fd = copy->fd;
-        copy->fd = -1;   // the import owns it from here (closed by the failure paths below)
+        ex.fd = std::move(copy->fd);  // the tiled export itself is not imported: it closes
+
         ex.stride = static_cast<EGLint>(copy->stride);
         ex.offset = 0;
         ex.modifier = DRM_FORMAT_MOD_LINEAR;
@@ -139,15 +136,14 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     cl_int err = CL_SUCCESS;
     // The layer's own image import (the plane's offset and modifier keep it
     // from an ICD's), as an application's clCreateImageWithProperties would get.
-    cl_mem mem = import_dmabuf_image(context, dmabuf_image_request(ex.fd, plane), flags, &layout.planes[0].format,
+    cl_mem mem = import_dmabuf_image(context, dmabuf_image_request(ex.fd.get(), plane), flags, &layout.planes[0].format,
                                      &desc, nullptr, &err);
     if (!mem) {
         if (object.copy) destroy_linear_copy(egl, object.display, object.copy.get());
-        kernel().close(ex.fd);
         return import_failed(errcode_ret, interop_code(err, req), req.what,
                              "the dma-buf import of the EGLImage failed (error " + std::to_string(err) + ")");
     }
-    close_handed_fd(mem, ex.fd);
+    close_handed_fd(mem, ex.fd.release());
     object.context = context;
     object.flags = flags;
     if (!track_object(mem, object)) {

@@ -132,8 +132,7 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
     cl_int code = CL_SUCCESS;
     if (!export_gl_buffer(*egl, share.display, share.context, buffer, flags, &ex, &code, &why))
         return refuse(errcode_ret, code, what, why);
-    if (ex.offset != 0 || ex.size == 0) {
-        kernel().close(ex.fd);
+    if (ex.offset != 0 || ex.size == 0) {  // ex closes its fd
         return refuse(errcode_ret, CL_INVALID_GL_OBJECT, what,
                       "GL buffer " + std::to_string(buffer) + " is a sub-allocation (offset " +
                           std::to_string(ex.offset) + ", size " + std::to_string(ex.size) +
@@ -142,13 +141,12 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
     cl_int err = CL_SUCCESS;
     // The dma-buf import an application's clCreateBufferWithProperties gets
     // (the ICD's own where it imports dma-bufs).
-    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(ex.fd), flags, ex.size, nullptr, &err);
-    if (!mem) {
-        kernel().close(ex.fd);
+    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(ex.fd.get()), flags, ex.size, nullptr, &err);
+    if (!mem) {  // the refused import left ex.fd alone: it closes with ex
         return import_failed(errcode_ret, err, what,
                              "the dma-buf import of the GL buffer failed (error " + std::to_string(err) + ")");
     }
-    close_handed_fd(mem, ex.fd);
+    close_handed_fd(mem, ex.fd.release());
     EglObject object;
     object.context = context;
     object.display = share.display;

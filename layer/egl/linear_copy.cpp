@@ -70,14 +70,12 @@ const Gbm *load_gbm(std::string *why) {
 
 GbmDevice gbm_device(const Gbm &g, const std::string &node) {
     if (auto it = devices.find(node); it != devices.end()) return it->second;
+    OwnedFd fd(kernel().open(node.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd) return {};
     GbmDevice d;
-    d.fd = kernel().open(node.c_str(), O_RDWR | O_CLOEXEC);
-    if (d.fd < 0) return {};
-    d.dev = g.create_device(d.fd);
-    if (!d.dev) {
-        kernel().close(d.fd);
-        return {};
-    }
+    d.dev = g.create_device(fd.get());
+    if (!d.dev) return {};
+    d.fd = fd.release();  // the device's for the process (`devices`)
     devices[node] = d;
     return d;
 }
@@ -138,15 +136,15 @@ bool create_linear_copy(const EglApi &egl, EGLDisplay dpy, const DisplayDevice &
             tried += (tried.empty() ? "" : ", ") + node;
             continue;
         }
-        const int fd = export_rdwr(*g, gd, bo);
+        OwnedFd fd(export_rdwr(*g, gd, bo));
         const uint32_t stride = g->bo_get_stride(bo);
-        if (fd < 0) {
+        if (!fd) {
             g->bo_destroy(bo);
             tried += (tried.empty() ? "" : ", ") + node + " (no dma-buf fd)";
             continue;
         }
         std::vector<EGLint> attribs = {EGL_WIDTH, width, EGL_HEIGHT, height, EGL_LINUX_DRM_FOURCC_EXT, fourcc,
-                                       EGL_DMA_BUF_PLANE0_FD_EXT, fd, EGL_DMA_BUF_PLANE0_OFFSET_EXT, 0,
+                                       EGL_DMA_BUF_PLANE0_FD_EXT, fd.get(), EGL_DMA_BUF_PLANE0_OFFSET_EXT, 0,
                                        EGL_DMA_BUF_PLANE0_PITCH_EXT, static_cast<EGLint>(stride)};
         if (egl_display_has(egl, dpy, "EGL_EXT_image_dma_buf_import_modifiers"))
             attribs.insert(attribs.end(), {EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT, 0, EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT, 0});
@@ -155,13 +153,13 @@ bool create_linear_copy(const EglApi &egl, EGLDisplay dpy, const DisplayDevice &
         if (image == EGL_NO_IMAGE_KHR) {
             *why = std::string("eglCreateImageKHR(EGL_LINUX_DMA_BUF_EXT) of the linear GBM buffer failed (") +
                    egl_error_name(egl.GetError()) + ")";
-            kernel().close(fd);
+            fd.reset();  // before its buffer
             g->bo_destroy(bo);
             return false;
         }
         out->bo = bo;
         out->linear = image;
-        out->fd = fd;
+        out->fd = std::move(fd);
         out->stride = stride;
         out->width = width;
         out->height = height;
@@ -177,8 +175,7 @@ bool create_linear_copy(const EglApi &egl, EGLDisplay dpy, const DisplayDevice &
 void destroy_linear_copy(const EglApi &egl, EGLDisplay dpy, LinearCopy *copy) {
     if (copy->linear != EGL_NO_IMAGE_KHR && egl.DestroyImageKHR) egl.DestroyImageKHR(dpy, copy->linear);
     copy->linear = EGL_NO_IMAGE_KHR;
-    if (copy->fd >= 0) kernel().close(copy->fd);
-    copy->fd = -1;
+    copy->fd.reset();
     if (copy->bo) {
         std::lock_guard lock(gbm_mutex);
         gbm.bo_destroy(copy->bo);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "layer/base/owned_fd.hpp"
 #include "layer/egl/device_pairing_rule.hpp"
 #include "layer/egl/egl_api.hpp"
 
@@ -20,7 +21,7 @@ namespace cldmabuf {
 struct LinearCopy {
     void *bo = nullptr;                     // struct gbm_bo
     EGLImageKHR linear = EGL_NO_IMAGE_KHR;  // the GBM buffer as an EGLImage
-    int fd = -1;                            // the GBM buffer's dma-buf, until the import takes it
+    OwnedFd fd;                             // the GBM buffer's dma-buf, until the import takes it
     uint32_t stride = 0;
     int width = 0, height = 0;
     std::string node;                       // where GBM allocated it

@@ -81,7 +81,7 @@ TEST_CASE("an EGLImage export keeps plane 0 and closes the rest through the kern
     ExportedImage ex;
     std::string why;
     REQUIRE(export_dmabuf(egl, reinterpret_cast<EGLDisplay>(1), reinterpret_cast<EGLImageKHR>(1), &ex, &why));
-    CHECK(ex.fd == kPlane0);
+    CHECK(ex.fd.get() == kPlane0);
     CHECK(k.closed == std::vector<int>{kPlane1});
 }
 
