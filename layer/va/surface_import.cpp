@@ -16,6 +16,7 @@
 #include "layer/core/refuse.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/va/entry_points.hpp"
 #include "layer/va/forwarding.hpp"
@@ -75,7 +76,7 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
         return fail_import(errcode_ret, err, "surface " + std::to_string(*surface) + ": " + why);
 
     // The import takes the plane's fd; the other objects' fds close with `exported`.
-    const int fd = exported.take_fd(image.object);
+    OwnedFd taken(exported.take_fd(image.object));
     ImageLayerProperties layer;
     layer.plane_offset = image.offset;
     layer.has_modifier = true;
@@ -89,24 +90,25 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
     cl_int err = CL_SUCCESS;
     // The layer's own image import (the plane's offset and modifier keep it
     // from an ICD's), as an application's clCreateImageWithProperties would get.
-    cl_mem mem = import_dmabuf_image(context, dmabuf_image_request(fd, layer), flags, &image.format, &desc, nullptr,
+    cl_mem mem = import_dmabuf_image(context, dmabuf_image_request(taken.get(), layer), flags, &image.format, &desc, nullptr,
                                      &err);
     if (!mem) {
-        kernel().close(fd);
-        // The import logged its reason; in this extension's words a
-        // property it refused (a tiled or unknown modifier, a plane past the
-        // dma-buf) is a surface that cannot be shared.
+        // `taken` closes: a refused import left it alone.  The import logged
+        // its reason; in this extension's words a property it refused (a
+        // tiled or unknown modifier, a plane past the dma-buf) is a surface
+        // that cannot be shared.
         if (err == CL_INVALID_PROPERTY || err == CL_INVALID_IMAGE_SIZE) err = CL_INVALID_VA_API_MEDIA_SURFACE_INTEL;
         if (errcode_ret) *errcode_ret = err;
         return nullptr;
     }
+    const int fd = taken.release();  // the import's now
     std::shared_ptr<Import> import = imports().find(mem);
     if (import) {
         // The import made a duplicate of its own (Import::fd): the exported
         // fd is closed now rather than held to the object's end.
         if (import->app_fd == fd && import->app_fd_owned) {
             import->app_fd_owned = false;
-            kernel().close(fd);
+            OwnedFd(fd).reset();
         }
         import->properties.clear();  // not created with a property list: CL_MEM_PROPERTIES is empty
     }
