@@ -13,6 +13,7 @@
 #include "layer/handoff/plan.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/stats.hpp"
 
 namespace cldmabuf {
@@ -151,7 +152,7 @@ namespace {
 // meets a number the import's teardown closed (and the kernel reused).
 struct Claim {
     std::shared_ptr<AcquireOpening> opening;
-    int fd = -1;         // the claim's own dup
+    OwnedFd fd;          // the claim's own dup
     int import_fd = -1;  // the import's number, for the log lines
     uint64_t access = 0;
     bool started = false;
@@ -164,18 +165,18 @@ struct Claim {
 // no lock held (the acquire's step waits for it, bounded).
 void start_claims(std::vector<Claim> *claims) {
     for (Claim &c : *claims) {
-        if (dmabuf_wait_idle(c.fd, (c.access & DMABUF_SYNC_WRITE) != 0, 0) != 0) {
+        if (dmabuf_wait_idle(c.fd.get(), (c.access & DMABUF_SYNC_WRITE) != 0, 0) != 0) {
             LOG_DEBUG("release: a fence came into dma-buf fd %d after the release looked; its acquire's step "
                       "opens it and attaches the release's fence", c.import_fd);
         } else {
             stats().syncs++;
-            const int err = dmabuf_sync(c.fd, DMABUF_SYNC_START | c.access);
+            const int err = dmabuf_sync(c.fd.get(), DMABUF_SYNC_START | c.access);
             c.started = err == 0;
             if (err != 0)
                 LOG_DEBUG("release: opening the acquire of dma-buf fd %d ahead failed (SYNC START: %s); its step "
                           "does it and attaches the release's fence", c.import_fd, std::strerror(-err));
         }
-        kernel().close(c.fd);
+        c.fd.reset();  // here, outside the record's lock
     }
 }
 
@@ -228,13 +229,13 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         for (DmabufId id : a.claim) {
             auto it = record->openings.find(id);
             auto o = it == record->openings.end() ? nullptr : it->second.lock();
-            const int fd = o ? kernel().dup(o->import_->fd) : -1;
-            if (fd < 0) {  // left pending: its step opens it
+            OwnedFd fd(o ? kernel().dup(o->import_->fd) : -1);
+            if (!fd) {  // left pending: its step opens it
                 record->apply(DmabufEvent{.kind = DmabufEventKind::claim_published, .opening = id, .ok = false});
                 claim_failed = true;
                 continue;
             }
-            claims.push_back(Claim{o, fd, o->import_->fd, o->import_->sync_access_flags()});
+            claims.push_back(Claim{o, std::move(fd), o->import_->fd, o->import_->sync_access_flags()});
         }
         lock.unlock();
         start_claims(&claims);
