@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 #include "layer/core/dmabuf_aliases.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
@@ -77,7 +78,10 @@ void signal_release_fences(const ReleaseFences &fences) {
 
 namespace {
 
+// Shared by every writer's callback: the last one to run adopts it back
+// (it was released to them, signal_release_fences_after) and signals.
 struct LateSignal {
+    LateSignal(ReleaseFences f, size_t writers) : fences(std::move(f)), left(writers) {}
     ReleaseFences fences;
     std::atomic<size_t> left;
 };
@@ -87,15 +91,17 @@ void CL_CALLBACK on_writer_done(cl_event writer, cl_int, void *data) {
     // Not released in its own callback (some ICDs still touch it): on the worker.
     post_to_worker(writer, [writer] { next().clReleaseEvent(writer); });
     if (late->left.fetch_sub(1) != 1) return;
-    signal_release_fences(late->fences);
-    delete late;
+    const std::unique_ptr<LateSignal> last(late);
+    signal_release_fences(last->fences);
 }
 
 }  // namespace
 
 void signal_release_fences_after(const ReleaseFences &fences, const std::vector<cl_event> &writers) {
     if (writers.empty()) return signal_release_fences(fences);
-    auto *late = new LateSignal{fences, writers.size()};
+    // The writers' callbacks' (one share each, counted by `left`); a refused
+    // callback's share is spent at once.
+    LateSignal *late = std::make_unique<LateSignal>(fences, writers.size()).release();
     for (cl_event writer : writers)
         if (next().clSetEventCallback(writer, CL_COMPLETE, on_writer_done, late) != CL_SUCCESS) {
             LOG_WARN("release: no completion callback on a write-back that outlived its wait: the release fence "
