@@ -25,6 +25,7 @@
 #include "layer/icd/profile.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_mapping.hpp"
 #include "layer/base/settings.hpp"
 #include "layer/base/stats.hpp"
 #include "layer/core/worker.hpp"
@@ -151,23 +152,23 @@ bool wanted_for(cl_device_id device) {
 // pattern).  The registration's range is unmapped only after its release.
 struct HeldRegistration {
     cl_mem pin = nullptr;
-    void *map = nullptr;
-    size_t len = 0;
+    OwnedMapping map;
     HeldRegistration() = default;
-    HeldRegistration(cl_mem m, void *mapping, size_t bytes) : pin(m), map(mapping), len(bytes) {}
-    HeldRegistration(HeldRegistration &&o) noexcept : pin(o.pin), map(o.map), len(o.len) { o.pin = nullptr; }
+    HeldRegistration(cl_mem m, OwnedMapping mapping) : pin(m), map(std::move(mapping)) {}
+    HeldRegistration(HeldRegistration &&o) noexcept : pin(std::exchange(o.pin, nullptr)), map(std::move(o.map)) {}
     HeldRegistration &operator=(HeldRegistration &&o) noexcept {
         std::swap(pin, o.pin);
         std::swap(map, o.map);
-        std::swap(len, o.len);
         return *this;
     }
     ~HeldRegistration() {
-        if (pin)
-            post_to_worker(pin, [m = pin, a = map, n = len] {
-                next().clReleaseMemObject(m);
-                kernel().munmap(a, n);
-            });
+        if (!pin) return;
+        // The worker's job takes the range over and unmaps it after the release.
+        const size_t n = map.size();
+        post_to_worker(pin, [m = pin, a = map.release(), n] {
+            const OwnedMapping range(a, n);
+            next().clReleaseMemObject(m);
+        });
     }
 };
 void forget_registration(const Import &import);
@@ -185,9 +186,10 @@ void register_once(const Import &import, cl_device_id device) {
     if (registrations.find(import)) return;
     // A read-only import's mappings are read-only (PROT_READ): the device only reads them.
     const bool read_only = import.flags & CL_MEM_READ_ONLY;
-    void *map = kernel().mmap(nullptr, import.size, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
-                              import.fd, 0);
-    if (map == MAP_FAILED) {
+    OwnedMapping map(kernel().mmap(nullptr, import.size, read_only ? PROT_READ : PROT_READ | PROT_WRITE,
+                                   MAP_SHARED, import.fd, 0),
+                     import.size);
+    if (!map) {
         LOG_INFO("staging: cannot map dma-buf fd %d once more for its registration (%s): pinned staging",
                  import.fd, std::strerror(errno));
         registrations.emplace(import, HeldRegistration());
@@ -196,16 +198,16 @@ void register_once(const Import &import, cl_device_id device) {
     cl_int err = CL_SUCCESS;
     cl_mem pin = next().clCreateBuffer(import.context, (read_only ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE) |
                                                            CL_MEM_USE_HOST_PTR,
-                                       import.size, map, &err);
+                                       import.size, map.get(), &err);
     if (!pin) {
-        kernel().munmap(map, import.size);
+        map.reset();
         if (record_registration_refused(device))  // logged once per device, kept in its profile
             LOG_INFO("staging: the ICD refused a CL_MEM_USE_HOST_PTR buffer over an import's mapping (error %d): "
                      "copy-route transfers on device %p go through pinned staging", err, static_cast<void *>(device));
         registrations.emplace(import, HeldRegistration());
         return;
     }
-    registrations.emplace(import, HeldRegistration(pin, map, import.size));
+    registrations.emplace(import, HeldRegistration(pin, std::move(map)));
 }
 
 std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id device, std::string *why) {
@@ -420,7 +422,7 @@ cl_int PinnedStaging::registered_to_dmabuf_after(const Import &import, cl_event 
 
 void *registered_mapping(const Import &import) {
     const HeldRegistration *held = registrations.find(import);
-    return held ? held->map : nullptr;
+    return held ? held->map.get() : nullptr;
 }
 
 cl_int staged_to_device(PinnedStaging &staging, const Import &import, const void *from) {
