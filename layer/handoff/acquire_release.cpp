@@ -1,18 +1,11 @@
-// The coherency handoff.  Acquire: wait (bounded) for the dma-buf's implicit
-// fences — other devices' pending work — then DMA_BUF_IOCTL_SYNC START in the
-// object's access direction.  Release: DMA_BUF_IOCTL_SYNC END once every
-// earlier command that used the object finished.  Imports that live in a
-// device copy (the copy route) follow the device's access direction: they
-// are refreshed from the dma-buf on acquire unless the device only writes
-// them (CL_MEM_WRITE_ONLY), and written back on release unless it only reads
-// them (CL_MEM_READ_ONLY).  Host-access flags (CL_MEM_HOST_*) speak of the
-// application's own reads and writes, not of the device's, so they change
-// neither.  Buffers move through pinned staging where it is on
-// (layer/handoff/staging.hpp), else with the ICD's Write/ReadBuffer from the
-// mapping.  Tiled image imports
-// (layer/blit/tiled_shadow.hpp) are de-tiled into their linear shadow by the
-// blitter on acquire and re-tiled on release when writable; the CPU never
-// touches their dma-buf, so they take no DMA_BUF_IOCTL_SYNC.  Explicit
+// The coherency handoff: clEnqueueAcquire/ReleaseExternalMemObjectsKHR.
+// This file collects the imports, decides which way the command goes and
+// calls each import's route (layer/handoff/handoff_route.hpp), which holds
+// what an acquire and a release do to it: on the zero-copy and copy routes
+// a bounded wait for the dma-buf's implicit fences and DMA_BUF_IOCTL_SYNC
+// START, END once every earlier command finished, and on the copy route the
+// device copy's upload and write-back between them; on a tiled shadow the
+// blitter's de-tile and re-tile.  Explicit
 // fences: the queued acquire waits for the fences as one exported
 // sync_file where the kernel can (wait_acquire_fences, layer/handoff/cpu_access.hpp), and a
 // queued release puts its own fence into the written dma-bufs for
@@ -27,25 +20,25 @@
 // marker asked briefly, layer/handoff/marker_watch.hpp), or queued.
 // Everything not fast is a host step (layer/core/host_step.hpp) over the marker
 // already enqueued: bounded fence waits on the queue's worker, gate, barrier.
-// The copy route's transfers are layer/handoff/transfers.hpp.
+// Each import's route has a part in each: at the enqueue (prepare_*), on the
+// worker (*_in_step), and the ICD's commands around the step.
 #include "layer/handoff/acquire_release.hpp"
 
 #include <algorithm>
 #include <memory>
 #include <vector>
 
-#include "layer/blit/tiled_shadow.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/core/failed_events.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/alias_merge.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/handoff_route.hpp"
 #include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/handoff/marker_watch.hpp"
 #include "layer/handoff/plan.hpp"
 #include "layer/handoff/release_fences.hpp"
-#include "layer/handoff/staging.hpp"
 #include "layer/handoff/transfers.hpp"
 #include "layer/core/host_step.hpp"
 #include "layer/icd/devices.hpp"
@@ -118,12 +111,7 @@ HandoffFacts facts_of(cl_command_queue queue, const ImportList &list, cl_uint nu
     f.acquire = acquire;
     f.wait_list = num_events != 0 || wait_list;  // (a list without a count is refused by the queued path)
     f.copy_route_only = true;
-    for (const auto &import : list) {
-        f.tiled_shadow |= import->over_tiled_shadow();
-        f.slow_transfer |= slow_transfer(*import);
-        f.large_registered |= large_registered_transfer(*import);
-        f.copy_route_only &= import->route == Route::copy && !import->over_tiled_shadow();
-    }
+    for (const auto &import : list) route_of(*import).add_facts(*import, &f);
     if (f.wait_list || f.tiled_shadow || f.slow_transfer) return f;  // queued whatever the rest says
     // An import a failed acquire detached: the queued step maps it again.
     const FailureFacts failure = failure_facts(queue, list, acquire);
@@ -151,19 +139,51 @@ cl_int enqueue_fast_failure(HostStep step, const ImportList &list, cl_int failur
 }
 
 // The queued acquire's openings (layer/handoff/acquire_opening.hpp), one
-// per import, which attach the fences of releases enqueued behind them once
-// they ran: only where the release may attach a fence at all (explicit
-// fences on, a fence source) and no import is a tiled shadow (its de-tile
-// is a blitter execbuffer on the dma-buf, which waits for every fence, so
-// the step stays one that waits on them).
+// per import (each also in its slot), which attach the fences of releases
+// enqueued behind them once they ran: only where the release may attach a
+// fence at all (explicit fences on, a fence source) and every import's
+// route takes one.
 using Openings = std::vector<std::shared_ptr<AcquireOpening>>;
-Openings openings_of(const ImportList &list, cl_uint num_events, const cl_event *wait_list) {
+Openings openings_of(const ImportList &list, cl_uint num_events, const cl_event *wait_list,
+                     std::vector<AcquireSlot> *slots) {
     Openings out;
     if (!explicit_fences_on() || !sync::can_export_sync_fd()) return out;
     for (const auto &import : list)
-        if (import->over_tiled_shadow()) return out;
-    for (const auto &import : list) out.push_back(make_acquire_opening(import, num_events, wait_list));
+        if (!route_of(*import).takes_opening()) return out;
+    for (size_t i = 0; i < list.size(); ++i) {
+        out.push_back(make_acquire_opening(list[i], num_events, wait_list));
+        (*slots)[i].opening = out.back();
+    }
     return out;
+}
+
+// The fast acquire's uploads: *command becomes the event that completes
+// after all of them.  On an error nothing of the command is left enqueued
+// but uploads that already went to the ICD (released here; the error is the
+// caller's).
+cl_int uploads_at_once(cl_command_queue queue, const ImportList &list, cl_event *command) {
+    std::vector<cl_event> uploads;
+    for (const auto &import : list) {
+        cl_event done = nullptr;
+        if (cl_int err = route_of(*import).upload_at_once(queue, *import, &done); err != CL_SUCCESS) {
+            for (cl_event e : uploads) next().clReleaseEvent(e);
+            return err;
+        }
+        if (done) uploads.push_back(done);
+    }
+    return join_uploads(queue, uploads, command);
+}
+
+// The fast release's write-backs, read back at once before the close: the
+// first error, after trying them all.
+cl_int write_backs_at_once(cl_command_queue queue, const ImportList &list, const std::vector<ReleaseSlot> &slots,
+                           cl_event marker) {
+    cl_int result = CL_SUCCESS;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const cl_int err = route_of(*list[i]).write_back_at_once(queue, *list[i], slots[i], marker);
+        if (result == CL_SUCCESS) result = err;
+    }
+    return result;
 }
 
 // A failed acquire in side-table mode: its dma-bufs are taken away from the
@@ -247,13 +267,12 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         });
         if (completes_fast(plan.way, after)) {
             for (const auto &import : list)
-                if (fast_failure == CL_SUCCESS)
-                    fast_failure = sync_start(*import, import->sync_access_flags(), "acquire");
+                if (fast_failure == CL_SUCCESS) fast_failure = route_of(*import).open_at_once(*import);
             if (fast_failure == CL_SUCCESS) {
-                if (cl_int err = fast_copies_in(queue, list, &step.marker); err != CL_SUCCESS) {
+                if (cl_int err = uploads_at_once(queue, list, &step.marker); err != CL_SUCCESS) {
                     // The command is not enqueued: the CPU access brackets just
                     // opened close again, the marker goes.
-                    for (const auto &import : list) end_cpu_access(*import, import->sync_access_flags(), "acquire");
+                    for (const auto &import : list) route_of(*import).close_at_once(*import, "acquire");
                     next().clReleaseEvent(step.marker);
                     return err;
                 }
@@ -282,55 +301,32 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         step.num_events = static_cast<cl_uint>(waits.size());
         step.wait_list = waits.data();
     }
-    const StagingList staging = stagings_of(list, queue, copied_in);
-    // The direct Writes of aliased imports read their snapshots, which the
-    // work fills (layer/handoff/alias_merge.hpp, upload_source).
-    std::vector<const void *> upload_from(list.size(), nullptr);
-    for (size_t i = 0; i < list.size(); ++i)
-        if (copied_in(*list[i]) && !staging[i]) upload_from[i] = upload_source(*list[i]);
-    const Openings openings = openings_of(list, num_events, wait_list);
+    std::vector<AcquireSlot> slots(list.size());
+    for (size_t i = 0; i < list.size(); ++i) route_of(*list[i]).prepare_acquire(*list[i], queue, &slots[i]);
+    const Openings openings = openings_of(list, num_events, wait_list, &slots);
     if (!openings.empty()) step.waits = HostStep::Waits::openable_acquire;
     // The openings retire when the work returns, before the step lets go of
     // the imports (a release never opens one ahead on a closed fd); a step
     // dropped without running retires them as its work is destroyed.
-    step.work = [list, staging, upload_from, openings, queue, drained](cl_int prior) -> cl_int {
+    step.work = [list, slots, openings, queue, drained](cl_int prior) -> cl_int {
         const struct Retire {
             const Openings &openings;
             ~Retire() { retire_openings(openings); }
         } retire{openings};
         if (prior < 0) return prior;
         if (cl_int refused = reattach_shielded(list, queue, drained); refused != CL_SUCCESS) return refused;
-        for (size_t i = 0; i < list.size(); ++i) {
-            Import &import = *list[i];
-            cl_int err = import.over_tiled_shadow() ? detile(import)
-                         : openings.empty()         ? open_acquire(import)
-                                                    : open_in_step(*openings[i]);
-            // An aliased import keeps what is uploaded next (staged here or
-            // the direct Write behind the gate, which reads what it kept):
-            // layer/handoff/alias_merge.hpp.
-            const void *kept = err == CL_SUCCESS && copied_in(import)
-                                   ? note_upload(import, upload_from[i] != nullptr)
-                                   : nullptr;
-            // Pinned staging runs here, after the fences and SYNC START; the
-            // application's queue waits for this step.
-            if (err == CL_SUCCESS && staging[i]) {
-                err = staged_to_device(*staging[i], import, kept);
-                if (err == CL_SUCCESS) count_copy(import, true, stats().copy_in_bytes);
-            }
-            if (err != CL_SUCCESS) return err;
-        }
+        for (size_t i = 0; i < list.size(); ++i)
+            if (cl_int err = route_of(*list[i]).acquire_in_step(*list[i], slots[i]); err != CL_SUCCESS) return err;
         return CL_SUCCESS;
     };
-    // The direct route: the ICD's Write{Buffer,Image} from the mapping, after the fences.
-    step.device_commands = [list, staging, upload_from, queue](cl_event gate, std::vector<cl_event> *after) -> cl_int {
+    // The ICD's commands behind the gate (the copy route's direct Writes), after the fences.
+    step.device_commands = [list, slots, queue](cl_event gate, std::vector<cl_event> *after) -> cl_int {
         for (size_t i = 0; i < list.size(); ++i) {
-            const Import &import = *list[i];
-            if (!copied_in(import) || staging[i]) continue;
             cl_event done = nullptr;
-            cl_int err = copy_to_device(queue, import, 1, &gate, &done, upload_from[i]);
-            if (err != CL_SUCCESS) return err;
-            count_copy(import, false, stats().copy_in_bytes);
-            after->push_back(done);
+            if (cl_int err = route_of(*list[i]).acquire_behind_gate(queue, *list[i], slots[i], gate, &done);
+                err != CL_SUCCESS)
+                return err;
+            if (done) after->push_back(done);
         }
         return CL_SUCCESS;
     };
@@ -353,8 +349,8 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     stats().releases += list.size();
     // Each import's write-back, decided once now: its Read's destination
     // (layer/handoff/alias_merge.hpp).
-    WriteBackList write_backs;
-    for (const auto &import : list) write_backs.push_back(decide_release(*import));
+    std::vector<ReleaseSlot> slots(list.size());
+    for (size_t i = 0; i < list.size(); ++i) slots[i].write_back = decide_release(*list[i]);
 
     cl_event marker = nullptr;
     // A SYNC END that failed on the fast path fails the release as it does on
@@ -371,9 +367,9 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         if (completes_fast(plan.way, MarkerFacts{idle, true, failure.queue_failed, failure.detached})) {
             // Every earlier command finished: device copies come back now, and
             // the CPU access bracket closes, for every import even after a failure.
-            fast_failure = fast_copies_out(queue, list, write_backs, marker);
+            fast_failure = write_backs_at_once(queue, list, slots, marker);
             for (const auto &import : list) {
-                const cl_int ended = end_cpu_access(*import, import->sync_access_flags(), "release");
+                const cl_int ended = route_of(*import).close_at_once(*import, "release");
                 if (fast_failure == CL_SUCCESS) fast_failure = ended;
             }
             if (fast_failure == CL_SUCCESS) {
@@ -398,25 +394,17 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // step merges its changes (layer/handoff/alias_merge.hpp).
     std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
     std::vector<cl_event> readbacks;
-    // A scratch write-back's Read goes into its scratch, never through staging.
-    StagingList staging;
-    for (size_t i = 0; i < list.size(); ++i)
-        staging.push_back(copied_out(*list[i]) && !release_scratch(write_backs[i].get())
-                              ? staging_for(*list[i], queue)
-                              : nullptr);
+    for (size_t i = 0; i < list.size(); ++i) route_of(*list[i]).prepare_release(*list[i], queue, &slots[i]);
     for (size_t i = 0; i < list.size(); ++i) {
-        const Import &import = *list[i];
-        if (!copied_out(import) || staging[i]) continue;
         cl_event done = nullptr;
-        cl_int err = copy_to_dmabuf(queue, import, static_cast<cl_uint>(waits.size()),
-                                    waits.empty() ? nullptr : waits.data(), &done, CL_FALSE,
-                                    release_scratch(write_backs[i].get()));
+        cl_int err = route_of(*list[i]).release_before_step(queue, *list[i], slots[i],
+                                                            static_cast<cl_uint>(waits.size()),
+                                                            waits.empty() ? nullptr : waits.data(), &done);
         if (err != CL_SUCCESS) {
             for (cl_event e : readbacks) next().clReleaseEvent(e);
             return err;
         }
-        count_copy(import, false, stats().copy_out_bytes);
-        readbacks.push_back(done);
+        if (done) readbacks.push_back(done);
     }
     waits.insert(waits.end(), readbacks.begin(), readbacks.end());
 
@@ -431,38 +419,17 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
     step.marker = marker;  // with write-backs in the wait list, the step enqueues its own over them
     // SYNC END and the write-back wait for no fence of the dma-buf; a
-    // re-tile is a blitter execbuffer on it, which does (implicit sync).
-    const bool retiles = std::any_of(list.begin(), list.end(), [](const auto &i) { return i->over_tiled_shadow(); });
-    step.waits = retiles ? HostStep::Waits::dmabuf_fences : HostStep::Waits::nothing;
+    // blitter batch on it does (implicit sync).
+    const bool waits_for_fences = std::any_of(list.begin(), list.end(), [](const auto &import) {
+        return route_of(*import).release_waits_for_fences();
+    });
+    step.waits = waits_for_fences ? HostStep::Waits::dmabuf_fences : HostStep::Waits::nothing;
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
-    step.work = [list, staging, fences, write_backs](cl_int prior) -> cl_int {
+    step.work = [list, slots, fences](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
         std::vector<cl_event> still_writing;  // write-backs that outlived their wait
-        for (size_t i = 0; i < list.size(); ++i) {
-            const auto &import = list[i];
-            // The scratch holds the device copy (its Read is in the wait
-            // list); after a failed command the dma-buf is left as it was.
-            if (copied_out(*import)) finish_release(*import, write_backs[i].get(), result == CL_SUCCESS);
-            // Pinned staging: every earlier command finished (the marker), so
-            // the device copy is final.  After a failed command the dma-buf
-            // is left as it was.
-            if (staging[i] && result == CL_SUCCESS) {
-                cl_event writing = nullptr;
-                result = staged_to_dmabuf(*staging[i], *import, &writing);
-                if (writing) still_writing.push_back(writing);
-                if (result == CL_SUCCESS) count_copy(*import, true, stats().copy_out_bytes);
-            }
-            if (!import->over_tiled_shadow()) {
-                // END even after an error: the CPU access bracket must close.
-                // A failed END fails the step, as a failed END of an unmap
-                // does: the CPU may not see the device's writes.
-                const cl_int ended = end_cpu_access(*import, import->sync_access_flags(), "release");
-                if (result == CL_SUCCESS) result = ended;
-            } else if (result == CL_SUCCESS && !(import->flags & CL_MEM_READ_ONLY)) {
-                // After a failed command the shadow may be half written: leave the dma-buf as it was.
-                result = retile(*import);
-            }
-        }
+        for (size_t i = 0; i < list.size(); ++i)
+            route_of(*list[i]).release_in_step(*list[i], slots[i], &result, &still_writing);
         // Also after a failure: a consumer must not wait past the release,
         // nor be let in while a write-back still writes the dma-buf.
         signal_release_fences_after(fences, still_writing);

@@ -1,9 +1,10 @@
 // Host mapping of an import brackets the CPU's access with
 // DMA_BUF_IOCTL_SYNC: START (direction from the map flags) before the
-// pointer is handed out, END once it is unmapped.  Only zero-copy imports
-// need it (buffers and images alike): there the mapping *is* the dma-buf.
-// Everything else passes straight through, tiled image imports included:
-// their ICD image lives over the layer's shadow, not the dma-buf.
+// pointer is handed out, END once it is unmapped.  Only imports whose
+// route maps the dma-buf's own pages need it (the zero-copy route, buffers
+// and images alike: layer/handoff/handoff_route.hpp, maps_dmabuf).
+// Everything else passes straight through: the ICD maps its own copy, or a
+// tiled image's shadow.
 #include "layer/handoff/map_sync.hpp"
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "layer/core/failed_events.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/handoff_route.hpp"
 #include "layer/handoff/marker_watch.hpp"
 #include "layer/core/host_step.hpp"
 #include "layer/base/log.hpp"
@@ -39,7 +41,7 @@ uint64_t access_from_map_flags(cl_map_flags flags) {
 
 std::shared_ptr<Import> zero_copy_import(cl_mem mem) {
     auto import = imports().find(mem);
-    return import && import->route != Route::copy && !import->over_tiled_shadow() ? import : nullptr;
+    return import && route_of(*import).maps_dmabuf() ? import : nullptr;
 }
 
 // Outstanding maps of imports: the access direction to close on unmap.

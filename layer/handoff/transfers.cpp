@@ -2,6 +2,7 @@
 
 #include "layer/core/dispatch.hpp"
 #include "layer/blit/tiled_shadow.hpp"
+#include "layer/handoff/staging.hpp"
 #include "layer/handoff/alias_merge.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/core/host_step.hpp"
@@ -12,18 +13,14 @@
 namespace cldmabuf {
 size_t copy_bytes(const Import &import) { return import.is_image ? import.image.bytes : import.size; }
 
-bool copied_in(const Import &import) {
-    return import.route == Route::copy && !(import.flags & CL_MEM_WRITE_ONLY);
-}
-bool copied_out(const Import &import) {
-    return import.route == Route::copy && !(import.flags & CL_MEM_READ_ONLY);
-}
+namespace {
 
-StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*moves)(const Import &)) {
-    StagingList out;
-    for (const auto &import : list) out.push_back(moves(*import) ? staging_for(*import, queue) : nullptr);
-    return out;
-}
+// The device reads the object: its copy must hold the dma-buf's bytes.
+bool copied_in(const Import &import) { return !(import.flags & CL_MEM_WRITE_ONLY); }
+// The device may write the object: the dma-buf must get its bytes back.
+bool copied_out(const Import &import) { return !(import.flags & CL_MEM_READ_ONLY); }
+
+}  // namespace
 
 void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction) {
     if (staged && registered_mapping(import) != nullptr) staged = false;  // the ICD moved the mapping's own pages
@@ -70,91 +67,139 @@ cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, c
 // its clFinish would, without the queued step's marker callback, worker and
 // gate (measured on NVIDIA: about 0.2 ms per 64 MiB, 14 % of the transfer).
 bool slow_transfer(const Import &import) {
-    return import.route == Route::copy && copy_bytes(import) > fast_copy_limit &&
-           (import.is_image || registered_mapping(import) == nullptr);
+    return copy_bytes(import) > fast_copy_limit && (import.is_image || registered_mapping(import) == nullptr);
 }
 
 bool large_registered_transfer(const Import &import) {
-    return import.route == Route::copy && copy_bytes(import) > fast_copy_limit && !import.is_image &&
-           registered_mapping(import) != nullptr;
+    return copy_bytes(import) > fast_copy_limit && !import.is_image && registered_mapping(import) != nullptr;
 }
 
-// The fast acquire's device copies: each copy-route import the device reads
-// gets the ICD's Write from its mapping, with no wait list (the queue is
-// idle).  *command becomes the event that completes after all of them: the
-// one Write's on an in-order queue, else a barrier over them (an
-// out-of-order queue must not start a later command before them, as the
-// queued path's barrier guarantees).  Nothing enqueued: *command unchanged.
-// On an error nothing of the command is left enqueued but Writes that
-// already went to the ICD (released here; the error is the caller's).
-cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *command) {
-    std::vector<cl_event> writes;
+// The fast acquire's upload: the ICD's Write from the mapping, with no wait
+// list (the queue is idle).
+cl_int upload_at_once(cl_command_queue queue, const Import &import, cl_event *done) {
+    if (!copied_in(import)) return CL_SUCCESS;
+    // An aliased import keeps what it uploads and uploads what it kept
+    // (alias_merge.hpp): the Write runs later, after another queue's
+    // release may have written the dma-buf.
+    const void *kept = note_upload(import);
+    if (cl_int err = copy_to_device(queue, import, 0, nullptr, done, kept); err != CL_SUCCESS) {
+        LOG_ERROR("acquire: the ICD refused the copy into the device buffer (error %d)", err);
+        return err;
+    }
+    count_copy(import, false, stats().copy_in_bytes);
+    return CL_SUCCESS;
+}
+
+// *command becomes the event that completes after all the uploads: the one
+// Write's on an in-order queue (the last one completes after the others),
+// else a barrier over them (an out-of-order queue must not start a later
+// command before them, as the queued path's barrier guarantees).
+cl_int join_uploads(cl_command_queue queue, std::vector<cl_event> &uploads, cl_event *command) {
+    if (uploads.empty()) return CL_SUCCESS;
     cl_int err = CL_SUCCESS;
-    for (const auto &import : list) {
-        if (!copied_in(*import)) continue;
-        // An aliased import keeps what it uploads and uploads what it kept
-        // (alias_merge.hpp): the Write runs later, after another queue's
-        // release may have written the dma-buf.
-        const void *kept = note_upload(*import);
-        cl_event done = nullptr;
-        err = copy_to_device(queue, *import, 0, nullptr, &done, kept);
-        if (err != CL_SUCCESS) {
-            LOG_ERROR("acquire: the ICD refused the copy into the device buffer (error %d)", err);
-            break;
-        }
-        count_copy(*import, false, stats().copy_in_bytes);
-        writes.push_back(done);
+    cl_event last = nullptr;
+    if (!out_of_order_queue(queue)) {
+        last = uploads.back();
+        uploads.pop_back();
+    } else {
+        err = next().clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(uploads.size()), uploads.data(), &last);
     }
-    if (err == CL_SUCCESS && !writes.empty()) {
-        cl_event last = nullptr;
-        if (!out_of_order_queue(queue)) {
-            last = writes.back();  // in order: the last one completes after the others
-            writes.pop_back();
-        } else {
-            err = next().clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(writes.size()), writes.data(),
-                                                      &last);
-        }
-        if (err == CL_SUCCESS) {
-            next().clReleaseEvent(*command);
-            *command = last;
-        }
+    if (err == CL_SUCCESS) {
+        next().clReleaseEvent(*command);
+        *command = last;
     }
-    for (cl_event e : writes) next().clReleaseEvent(e);
+    for (cl_event e : uploads) next().clReleaseEvent(e);
+    uploads.clear();
     return err;
 }
 
-// The fast release's device copies: the queue is idle, so each copy-route
-// import the device may have written is read back into its mapping at once
-// (blocking), before SYNC END.  A large one (a registered buffer on the
-// quiet queue, fast_transfer) is read on its staging's queue after the
-// release's `marker`: from the application's queue NVIDIA moved the same
-// Read at 3.5 GB/s, from the staging's at its pinned rate
-// (layer/handoff/staging.cpp).  The first error, after trying them all.
-cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, const WriteBackList &write_backs,
-                       cl_event marker) {
-    cl_int result = CL_SUCCESS;
-    for (size_t i = 0; i < list.size(); ++i) {
-        const auto &import = list[i];
-        if (!copied_out(*import)) continue;
-        // A merging release's (alias_merge.hpp) Read goes into its scratch, never through staging.
-        void *scratch = release_scratch(write_backs[i].get());
-        std::shared_ptr<PinnedStaging> staging;
-        if (!scratch && copy_bytes(*import) > fast_copy_limit) {
-            staging = staging_for(*import, queue);
-            next().clFlush(queue);  // the marker another queue waits for must reach the device
-        }
-        const cl_int err = staging && registered_mapping(*import)
-                               ? registered_to_dmabuf_after(*staging, *import, marker)
-                               : copy_to_dmabuf(queue, *import, 0, nullptr, nullptr, CL_TRUE, scratch);
-        finish_release(*import, write_backs[i].get(), err == CL_SUCCESS);  // merges the scratch (alias_merge.hpp)
-        if (err != CL_SUCCESS) {
-            LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
-            if (result == CL_SUCCESS) result = err;
-            continue;
-        }
-        count_copy(*import, false, stats().copy_out_bytes);
+// The queued acquire's upload: pinned staging in the step, after the fences
+// and SYNC START, or the ICD's Write behind the step's gate.  The direct
+// Write of an aliased import reads its snapshot, which the step fills
+// (layer/handoff/alias_merge.hpp, upload_source).
+void prepare_upload(Import &import, cl_command_queue queue, AcquireSlot *slot) {
+    if (!copied_in(import)) return;
+    slot->staging = staging_for(import, queue);
+    if (!slot->staging) slot->upload_from = upload_source(import);
+}
+
+cl_int upload_in_step(Import &import, const AcquireSlot &slot) {
+    if (!copied_in(import)) return CL_SUCCESS;
+    // An aliased import keeps what is uploaded next (staged here or the
+    // direct Write behind the gate, which reads what it kept).
+    const void *kept = note_upload(import, slot.upload_from != nullptr);
+    if (!slot.staging) return CL_SUCCESS;
+    const cl_int err = staged_to_device(*slot.staging, import, kept);
+    if (err == CL_SUCCESS) count_copy(import, true, stats().copy_in_bytes);
+    return err;
+}
+
+cl_int upload_behind_gate(cl_command_queue queue, const Import &import, const AcquireSlot &slot, cl_event gate,
+                          cl_event *done) {
+    if (!copied_in(import) || slot.staging) return CL_SUCCESS;
+    if (cl_int err = copy_to_device(queue, import, 1, &gate, done, slot.upload_from); err != CL_SUCCESS) return err;
+    count_copy(import, false, stats().copy_in_bytes);
+    return CL_SUCCESS;
+}
+
+// The fast release's write-back: the queue is idle, so the device copy is
+// read back into the mapping at once (blocking), before SYNC END.  A large
+// one (a registered buffer on the quiet queue, large_registered_transfer) is
+// read on its staging's queue after the release's `marker`: from the
+// application's queue NVIDIA moved the same Read at 3.5 GB/s, from the
+// staging's at its pinned rate (layer/handoff/staging.cpp).
+cl_int write_back_at_once(cl_command_queue queue, Import &import, const ReleaseSlot &slot, cl_event marker) {
+    if (!copied_out(import)) return CL_SUCCESS;
+    // A merging release's (alias_merge.hpp) Read goes into its scratch, never through staging.
+    void *scratch = release_scratch(slot.write_back.get());
+    std::shared_ptr<PinnedStaging> staging;
+    if (!scratch && copy_bytes(import) > fast_copy_limit) {
+        staging = staging_for(import, queue);
+        next().clFlush(queue);  // the marker another queue waits for must reach the device
     }
-    return result;
+    const cl_int err = staging && registered_mapping(import)
+                           ? registered_to_dmabuf_after(*staging, import, marker)
+                           : copy_to_dmabuf(queue, import, 0, nullptr, nullptr, CL_TRUE, scratch);
+    finish_release(import, slot.write_back.get(), err == CL_SUCCESS);  // merges the scratch (alias_merge.hpp)
+    if (err != CL_SUCCESS) {
+        LOG_ERROR("release: the ICD refused the copy out of the device buffer (error %d)", err);
+        return err;
+    }
+    count_copy(import, false, stats().copy_out_bytes);
+    return CL_SUCCESS;
+}
+
+// The queued release's write-back: the ICD's Read in queue order before the
+// step (into the dma-buf, or a merging release's scratch), or pinned staging
+// in the step.  A scratch write-back's Read never goes through staging.
+void prepare_write_back(Import &import, cl_command_queue queue, ReleaseSlot *slot) {
+    if (copied_out(import) && !release_scratch(slot->write_back.get())) slot->staging = staging_for(import, queue);
+}
+
+cl_int write_back_before_step(cl_command_queue queue, const Import &import, const ReleaseSlot &slot, cl_uint n,
+                              const cl_event *waits, cl_event *done) {
+    if (!copied_out(import) || slot.staging) return CL_SUCCESS;
+    if (cl_int err = copy_to_dmabuf(queue, import, n, waits, done, CL_FALSE, release_scratch(slot.write_back.get()));
+        err != CL_SUCCESS)
+        return err;
+    count_copy(import, false, stats().copy_out_bytes);
+    return CL_SUCCESS;
+}
+
+void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
+                        std::vector<cl_event> *still_writing) {
+    // The scratch holds the device copy (its Read is in the wait list);
+    // after a failed command the dma-buf is left as it was.
+    if (copied_out(import)) finish_release(import, slot.write_back.get(), *result == CL_SUCCESS);
+    // Pinned staging: every earlier command finished (the marker), so the
+    // device copy is final.  After a failed command the dma-buf is left as
+    // it was.
+    if (slot.staging && *result == CL_SUCCESS) {
+        cl_event writing = nullptr;
+        *result = staged_to_dmabuf(*slot.staging, import, &writing);
+        if (writing) still_writing->push_back(writing);
+        if (*result == CL_SUCCESS) count_copy(import, true, stats().copy_out_bytes);
+    }
 }
 
 }  // namespace cldmabuf

@@ -1,7 +1,11 @@
-// The copy route's transfers of a handoff (layer/handoff/acquire_release.cpp):
-// which imports move which way, the ICD's Write/Read from the mapping (or
-// the registered one, layer/handoff/staging.hpp), and the fast path's
-// device copies done at once on the caller's thread.
+// The device copy's transfers of one import in each step of a handoff: the
+// copy route's (layer/handoff/route_copy.cpp), and a tiled shadow's whose
+// ICD keeps its own copy of the shadow (route_tiled_shadow.cpp).  The ICD's
+// Write/Read from the mapping (or the registered one, or through pinned
+// staging: layer/handoff/staging.hpp), and on the fast path the transfers
+// done at once on the caller's thread.  Each step does nothing where the
+// device does not read the object (the upload: CL_MEM_WRITE_ONLY) or does
+// not write it (the write-back: CL_MEM_READ_ONLY).
 #pragma once
 
 #include <atomic>
@@ -9,27 +13,16 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
-#include "layer/handoff/staging.hpp"
 #include "layer/core/registry.hpp"
+#include "layer/handoff/handoff_route.hpp"
 
 namespace cldmabuf {
 
 using ImportList = std::vector<std::shared_ptr<Import>>;
-class ReleaseWriteBack;
-// One release command's write-back of each import of its list (alias_merge.hpp), in the list's order.
-using WriteBackList = std::vector<std::shared_ptr<ReleaseWriteBack>>;
 
-// Device copies of Route::copy imports: whole buffers, or for images the
-// pixels at the plane's offset with the dma-buf's own pitches.
+// Device copies: whole buffers, or for images the pixels at the plane's
+// offset with the dma-buf's own pitches (a tiled import's: its shadow's).
 size_t copy_bytes(const Import &import);
-// The device reads the object: its copy must hold the dma-buf's bytes.
-bool copied_in(const Import &import);
-// The device may write the object: the dma-buf must get its bytes back.
-bool copied_out(const Import &import);
-
-// The pinned staging of each import where it takes that route, else nullptr.
-using StagingList = std::vector<std::shared_ptr<PinnedStaging>>;
-StagingList stagings_of(const ImportList &list, cl_command_queue queue, bool (*moves)(const Import &));
 
 void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction);
 
@@ -42,18 +35,29 @@ cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, c
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done, cl_bool blocking = CL_FALSE, void *into = nullptr);
 
-// Copy-route imports up to this size take the fast path.
+// Device copies up to this size take the fast path.
 constexpr size_t fast_copy_limit = size_t{1} << 20;
 // Above it: never a fast transfer (an image, or a buffer without a registration).
 bool slow_transfer(const Import &import);
 // Above it, a registered buffer: fast on acquire, or on release on the quiet queue.
 bool large_registered_transfer(const Import &import);
 
-// The fast acquire's device copies (see the .cpp); *command becomes the
-// event that completes after all of them.
-cl_int fast_copies_in(cl_command_queue queue, const ImportList &list, cl_event *command);
-// The fast release's device copies, read back at once before SYNC END.
-cl_int fast_copies_out(cl_command_queue queue, const ImportList &list, const WriteBackList &write_backs,
-                       cl_event marker);
+// The steps of HandoffRoute (layer/handoff/handoff_route.hpp) of the same names.
+cl_int upload_at_once(cl_command_queue queue, const Import &import, cl_event *done);
+void prepare_upload(Import &import, cl_command_queue queue, AcquireSlot *slot);
+cl_int upload_in_step(Import &import, const AcquireSlot &slot);
+cl_int upload_behind_gate(cl_command_queue queue, const Import &import, const AcquireSlot &slot, cl_event gate,
+                          cl_event *done);
+cl_int write_back_at_once(cl_command_queue queue, Import &import, const ReleaseSlot &slot, cl_event marker);
+void prepare_write_back(Import &import, cl_command_queue queue, ReleaseSlot *slot);
+cl_int write_back_before_step(cl_command_queue queue, const Import &import, const ReleaseSlot &slot, cl_uint n,
+                              const cl_event *waits, cl_event *done);
+void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
+                        std::vector<cl_event> *still_writing);
+
+// The fast acquire's uploads, one event each (released here): *command
+// becomes the event that completes after all of them (see the .cpp).
+// Nothing uploaded: *command unchanged.
+cl_int join_uploads(cl_command_queue queue, std::vector<cl_event> &uploads, cl_event *command);
 
 }  // namespace cldmabuf
