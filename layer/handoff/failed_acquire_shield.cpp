@@ -14,6 +14,7 @@
 #include "layer/core/import_state.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
+#include "layer/handoff/handoff_route.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/core/worker.hpp"
 
@@ -79,7 +80,7 @@ void forget_shield(const Import &import) {
 bool shield_import(Import &import, cl_command_queue queue) {
     static const bool registered = (register_import_state(forget_shield), true);
     (void)registered;
-    if (!import.mapping || import.over_tiled_shadow()) return false;
+    if (!import.mapping || !route_of(import).through_mapping()) return false;
     std::lock_guard lock(shield_mutex);
     auto it = shields->find(&import);
     if (it != shields->end()) {

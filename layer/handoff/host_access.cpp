@@ -8,6 +8,7 @@
 #include "layer/handoff/host_access.hpp"
 
 #include "layer/base/log.hpp"
+#include "layer/handoff/handoff_route.hpp"
 #include "layer/core/registry.hpp"
 
 namespace cldmabuf {
@@ -15,7 +16,7 @@ namespace cldmabuf {
 cl_int refuse_host_access(cl_mem mem, bool read, bool write, const char *what) {
     if (imports().empty()) return CL_SUCCESS;
     auto import = imports().find(mem);
-    if (!import || import->route != Route::copy || import->is_image) return CL_SUCCESS;
+    if (!import || !route_of(*import).holds_host_flags(*import)) return CL_SUCCESS;
     const cl_mem_flags f = import->flags;
     const bool no_read = f & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY);
     const bool no_write = f & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY);

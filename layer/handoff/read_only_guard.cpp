@@ -11,6 +11,7 @@
 #include "layer/handoff/read_only_guard.hpp"
 
 #include "layer/base/log.hpp"
+#include "layer/handoff/handoff_route.hpp"
 #include "layer/core/registry.hpp"
 
 namespace cldmabuf {
@@ -18,7 +19,7 @@ namespace cldmabuf {
 bool import_refuses_host_writes(cl_mem mem) {
     if (imports().empty()) return false;
     auto import = imports().find(mem);
-    return import && import->mapping && !import->mapped_writable && import->route != Route::copy;
+    return import && import->mapping && !import->mapped_writable && route_of(*import).maps_dmabuf();
 }
 
 namespace {

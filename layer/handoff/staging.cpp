@@ -238,8 +238,7 @@ std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id dev
 }  // namespace
 
 std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queue) {
-    if (import.is_image || import.route != Route::copy || staging_choice() == StagingChoice::off)
-        return nullptr;
+    if (import.is_image || staging_choice() == StagingChoice::off) return nullptr;
     cl_device_id device = queue_device(queue);
     if (!device) return nullptr;
     if (!wanted_for(device)) return nullptr;
