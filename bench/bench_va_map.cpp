@@ -10,7 +10,10 @@
 // Run with the layer (OPENCL_LAYERS), the virtual VA driver (LIBVA_DRIVER_NAME=vva,
 // LIBVA_DRIVERS_PATH=<build>/tests/va) and, on the host, LD_PRELOAD=libvgen9.so.
 //
-//   bench-va-map [--rounds N]
+//   bench-va-map [--rounds N] [--only layer|floor]
+//
+// --only runs one side alone (for callgrind, perf stat, strace -c: what one
+// round of that side costs); its ratio line is then meaningless.
 #include <CL/cl_va_api_media_sharing_intel.h>
 
 #include <algorithm>
@@ -61,8 +64,14 @@ struct Size {
 
 int main(int argc, char **argv) {
     int rounds = 100;
-    for (int i = 1; i + 1 < argc; ++i)
+    bool run_layer = true, run_floor = true;
+    for (int i = 1; i + 1 < argc; ++i) {
         if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+        if (!std::strcmp(argv[i], "--only")) {
+            run_layer = !std::strcmp(argv[i + 1], "layer");
+            run_floor = !std::strcmp(argv[i + 1], "floor");
+        }
+    }
     try {
         vatest::Display d;
         if (!d.dpy) throw std::runtime_error("no VA display: " + d.problem);
@@ -98,19 +107,21 @@ int main(int argc, char **argv) {
                 // The layer: FFmpeg's opencl_map_from_vaapi + unmap.
                 auto t0 = Clock::now();
                 cl_mem m[2] = {};
-                for (cl_uint p = 0; p < planes; ++p) {
+                for (cl_uint p = 0; run_layer && p < planes; ++p) {
                     m[p] = create(ctx, CL_MEM_READ_WRITE, &surface.id, p, &err);
                     check(err, "clCreateFromVA_APIMediaSurfaceINTEL");
                 }
-                check(acquire(q, planes, m, 0, nullptr, nullptr), "acquire");
-                check(release(q, planes, m, 0, nullptr, nullptr), "release");
-                check(clFinish(q), "clFinish");
-                for (cl_uint p = 0; p < planes; ++p) clReleaseMemObject(m[p]);
+                if (run_layer) {
+                    check(acquire(q, planes, m, 0, nullptr, nullptr), "acquire");
+                    check(release(q, planes, m, 0, nullptr, nullptr), "release");
+                    check(clFinish(q), "clFinish");
+                    for (cl_uint p = 0; p < planes; ++p) clReleaseMemObject(m[p]);
+                }
                 const double layer = us_since(t0);
                 // The floor.
                 t0 = Clock::now();
                 cl_mem f[2] = {};
-                for (cl_uint p = 0; p < planes; ++p) {
+                for (cl_uint p = 0; run_floor && p < planes; ++p) {
                     const cl_image_format fmt = {cl_channel_order(p ? CL_RG : CL_R), CL_UNORM_INT8};
                     cl_image_desc desc{};
                     desc.image_type = CL_MEM_OBJECT_IMAGE2D;
@@ -121,10 +132,12 @@ int main(int argc, char **argv) {
                                          base + (p ? pitch * s.h : 0), &err);
                     check(err, "clCreateImage");
                 }
-                check(clEnqueueMarkerWithWaitList(q, 0, nullptr, nullptr), "marker");
-                check(clEnqueueMarkerWithWaitList(q, 0, nullptr, nullptr), "marker");
-                check(clFinish(q), "clFinish");
-                for (cl_uint p = 0; p < planes; ++p) clReleaseMemObject(f[p]);
+                if (run_floor) {
+                    check(clEnqueueMarkerWithWaitList(q, 0, nullptr, nullptr), "marker");
+                    check(clEnqueueMarkerWithWaitList(q, 0, nullptr, nullptr), "marker");
+                    check(clFinish(q), "clFinish");
+                    for (cl_uint p = 0; p < planes; ++p) clReleaseMemObject(f[p]);
+                }
                 const double floor = us_since(t0);
                 if (r >= 5) {  // warm-up rounds left out
                     layer_us.push_back(layer);
