@@ -14,11 +14,18 @@ int adopt_dmabuf_fd(Import &import, int app_fd, bool app_owned) {
     import.fd = dup;
     import.app_fd = app_fd;
     import.app_fd_owned = app_owned;
-    struct stat st {};
-    import.app_fd_identity = kernel().fstat(app_fd, &st) == 0;
-    import.app_fd_dev = import.app_fd_identity ? st.st_dev : 0;
-    import.app_fd_ino = import.app_fd_identity ? st.st_ino : 0;
+    DmabufIdentity id;
+    import.app_fd_identity = dmabuf_identity(dup, &id);
+    import.app_fd_dev = id.dev;
+    import.app_fd_ino = id.ino;
+    import.app_fd_size = id.size;
     return 0;
+}
+
+const DmabufIdentity *import_identity(const Import &import, DmabufIdentity *storage) {
+    if (!import.app_fd_identity) return nullptr;
+    *storage = DmabufIdentity{import.app_fd_dev, import.app_fd_ino, import.app_fd_size};
+    return storage;
 }
 
 void drop_dmabuf_dup(Import &import) {

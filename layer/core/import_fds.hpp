@@ -7,6 +7,7 @@
 
 #include "layer/core/registry.hpp"
 #include "layer/dmabuf/exporter.hpp"
+#include "layer/dmabuf/identity.hpp"
 
 namespace cldmabuf {
 
@@ -14,9 +15,15 @@ namespace cldmabuf {
 // The layer works on its own duplicate from the moment of import: the
 // application may keep using, or close, its number.  adopt_dmabuf_fd() dups
 // `app_fd` (F_DUPFD_CLOEXEC through the seam) into import.fd and records the
-// application's fd and its identity (st_dev/st_ino).  `app_owned` = false
-// (clImportMemoryARM) means the layer never closes `app_fd`.  0 or -errno.
+// application's fd and the identity of the dma-buf it named, asked once of
+// the dup (layer/dmabuf/identity.hpp; an fstat of `app_fd` itself could meet
+// another file if the application closed and reused the number meanwhile).
+// `app_owned` = false (clImportMemoryARM) means the layer never closes
+// `app_fd`.  0 or -errno.
 int adopt_dmabuf_fd(Import &import, int app_fd, bool app_owned = true);
+// The identity adopt_dmabuf_fd recorded, or nullptr when fstat did not answer
+// (then whoever needs it asks again).
+const DmabufIdentity *import_identity(const Import &import, DmabufIdentity *storage);
 // Undo of adopt_dmabuf_fd for a refused import: closes the layer's dup only.
 void drop_dmabuf_dup(Import &import);
 // At destroy: always closes the layer's dup; closes the application's fd only

@@ -132,10 +132,10 @@ void forget_exporters() {
     id_cache().ids.clear();
 }
 
-ExporterId identify_exporter(int fd) {
-    struct stat st {};
-    const bool keyed = kernel().fstat(fd, &st) == 0;
-    const auto key = std::make_pair(st.st_dev, st.st_ino);
+ExporterId identify_exporter(int fd, const DmabufIdentity *known) {
+    DmabufIdentity st = known ? *known : DmabufIdentity{};
+    const bool keyed = known || dmabuf_identity(fd, &st);
+    const auto key = std::make_pair(st.dev, st.ino);
     if (keyed) {
         std::lock_guard lock(id_cache().mu);
         if (auto it = id_cache().ids.find(key); it != id_cache().ids.end()) return it->second;

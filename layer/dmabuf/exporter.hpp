@@ -12,6 +12,8 @@
 #include <string>
 #include <sys/types.h>
 
+#include "layer/dmabuf/identity.hpp"
+
 
 namespace cldmabuf {
 
@@ -41,7 +43,9 @@ const char *exporter_kind_name(ExporterKind kind);
 // when exactly one i915 render node exists (scanned once per process): an
 // i915 dma-buf can only come from an i915 device, and PRIME_FD_TO_HANDLE
 // succeeding on a node proves nothing (i915 imports foreign dma-bufs too).
-ExporterId identify_exporter(int fd);
+// `known`: `fd`'s identity where the caller has it (layer/dmabuf/identity.hpp),
+// else it is asked here.
+ExporterId identify_exporter(int fd, const DmabufIdentity *known = nullptr);
 
 // Unit tests swap kernels and tests of the virtual Gen9 re-label its
 // exporter: forget the cached i915 node scan and exporters.

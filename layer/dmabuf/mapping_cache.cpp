@@ -160,17 +160,17 @@ void start_reaper(Cache &c) {
 
 }  // namespace
 
-void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len) {
+void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len, const DmabufIdentity *known) {
     Cache &c = cache();
-    struct stat st {};
-    const bool cacheable = budget_bytes() > 0 && kernel().fstat(fd, &st) == 0 && st.st_size > 0 &&
-                           static_cast<uint64_t>(st.st_size) >= len;
+    DmabufIdentity st = known ? *known : DmabufIdentity{};
+    const bool cacheable = budget_bytes() > 0 && (known || dmabuf_identity(fd, &st)) && st.size > 0 &&
+                           static_cast<uint64_t>(st.size) >= len;
     if (cacheable) {
         std::lock_guard lock(c.mu);
         for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
             // Only a parked mapping (invariant 1); protection must match both
             // ways: a read-only object's mapping stays read-only.
-            if (it->live || it->dev != st.st_dev || it->ino != st.st_ino || it->size != st.st_size ||
+            if (it->live || it->dev != st.dev || it->ino != st.ino || it->size != st.size ||
                 it->map.size() < len || writable != it->writable)
                 continue;
             it->live = true;
@@ -201,7 +201,7 @@ void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len) {
         c.stats.misses++;
         c.stats.live_mappings++;
         c.entries.push_back(
-            Entry{st.st_dev, st.st_ino, st.st_size, std::move(pin), own, OwnedMapping(addr, len), writable, true});
+            Entry{st.dev, st.ino, st.size, std::move(pin), own, OwnedMapping(addr, len), writable, true});
     }
     return addr;
 }

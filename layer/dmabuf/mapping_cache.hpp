@@ -57,6 +57,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "layer/dmabuf/identity.hpp"
+
 namespace cldmabuf {
 
 struct MappingCacheStats {
@@ -68,8 +70,11 @@ struct MappingCacheStats {
 // one import until release_mapping: read/write when `writable`, else
 // read-only (a parked mapping is reused only with the same protection).
 // Returns MAP_FAILED with errno set when mmap fails.  *mapped_len receives
-// the length to hand back.
-void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len);
+// the length to hand back.  `known`: `fd`'s identity where the caller has
+// it (an import's, taken on that fd: layer/dmabuf/identity.hpp), else it is
+// asked here.
+void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len,
+                      const DmabufIdentity *known = nullptr);
 // Hands a mapping back: parked within the budget when `keep`, else unmapped
 // (failed imports keep nothing).
 void release_mapping(void *addr, size_t mapped_len, bool keep = true);

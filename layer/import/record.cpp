@@ -27,7 +27,11 @@ int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags) {
     // can write the producer's buffer.  The copy route never writes such
     // an object back (acquire_release.cpp skips CL_MEM_READ_ONLY on release).
     const bool writable = !(flags & CL_MEM_READ_ONLY);
-    void *map = acquire_mapping(fd, len, writable, &import.mapping_len);
+    // The identity recorded at adoption is of import.fd (the dup): anything
+    // else is asked again.
+    DmabufIdentity storage;
+    const DmabufIdentity *known = fd == import.fd ? import_identity(import, &storage) : nullptr;
+    void *map = acquire_mapping(fd, len, writable, &import.mapping_len, known);
     if (map == MAP_FAILED) return errno;
     import.mapped_writable = writable;
     import.mapping = map;
@@ -57,7 +61,8 @@ cl_int adopt_import_fd(PendingImport &pending, const DmabufRequest &props, std::
         return CL_OUT_OF_RESOURCES;
     }
     pending.adopted_ = true;
-    set_exporter(*pending, identify_exporter(pending->fd));
+    DmabufIdentity storage;
+    set_exporter(*pending, identify_exporter(pending->fd, import_identity(*pending, &storage)));
     return CL_SUCCESS;
 }
 

@@ -67,6 +67,12 @@ struct ExporterKernel : unit::FakeKernel {
         st->st_rdev = makedev(226, std::stoi(std::string(path).substr(16)));
         return 0;
     }
+    // A dup names the same file as its source, as the kernel's does.
+    int dup(int fd) override {
+        const int d = unit::FakeKernel::dup(fd);
+        if (auto it = identities.find(fd); it != identities.end()) identities[d] = it->second;
+        return d;
+    }
     int fstat(int fd, struct stat *st) override {
         auto it = identities.find(fd);
         if (it == identities.end()) { errno = EBADF; return -1; }

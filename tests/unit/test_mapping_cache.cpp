@@ -214,3 +214,30 @@ TEST_CASE("mapping cache: the mappings of two imports of one dma-buf, both parke
     CHECK_FALSE(k.is_taken(ino));
     drop_idle_mappings();
 }
+
+TEST_CASE("mapping cache: an identity the caller holds keys the entry as fstat would, and asks the kernel nothing",
+          "[mapcache]") {
+    RecyclingKernel k;
+    unit::ScopedKernel scope(&k);
+    drop_idle_mappings();
+    const int fd = k.open_file(4096, 'a');
+    DmabufIdentity id;
+    REQUIRE(dmabuf_identity(fd, &id));
+    Mapping first;
+    first.addr = acquire_mapping(fd, 4096, true, &first.len, &id);
+    REQUIRE(first.addr != MAP_FAILED);
+    give(first);
+    const uint64_t hits = mapping_cache_stats().hits;
+    const Mapping again = take(fd, 4096);  // asked of the kernel this time: the same key
+    CHECK(again.addr == first.addr);
+    CHECK(mapping_cache_stats().hits == hits + 1);
+    give(again);
+    DmabufIdentity other = id;
+    other.ino += 1000;  // another buffer's identity: never this entry
+    Mapping m;
+    m.addr = acquire_mapping(fd, 4096, true, &m.len, &other);
+    CHECK(m.addr != first.addr);
+    release_mapping(m.addr, m.len, false);
+    k.close(fd);
+    drop_idle_mappings();
+}
