@@ -1,5 +1,6 @@
 #include "layer/dmabuf/mapping_cache.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,7 +80,10 @@ struct Cache {
     std::list<Entry> entries;  // parked ones in least-recently-parked order at the front
     MappingCacheStats stats;
     std::condition_variable wake;  // the reaper's sleep; notified by drop_idle_mappings
-    pid_t reaper = 0;              // the process whose reaper thread runs (0: none; a fork's child has none)
+    // A reaper thread runs.  A fork's child has none whatever its copy of
+    // this says: the atfork handler (cache()) clears it there, so that the
+    // hot path asks no getpid of the kernel.
+    bool reaper = false;
 
     void drop(std::list<Entry>::iterator it) {
         stats.idle_bytes -= it->map.size();
@@ -136,7 +140,11 @@ struct Cache {
 };
 
 Cache &cache() {
-    static Cache *c = new Cache;  // never destroyed: imports may outlive static teardown
+    static Cache *c = [] {
+        auto *made = new Cache;  // never destroyed: imports may outlive static teardown
+        pthread_atfork(nullptr, nullptr, [] { cache().reaper = false; });
+        return made;
+    }();
     return *c;
 }
 
@@ -145,16 +153,15 @@ Cache &cache() {
 // whether or not the application calls the layer again; it ends when
 // nothing is parked.  Under c.mu.
 void start_reaper(Cache &c) {
-    const pid_t self = getpid();
-    if (c.reaper == self) return;
-    c.reaper = self;
-    std::thread([&c, self] {
+    if (c.reaper) return;
+    c.reaper = true;
+    std::thread([&c] {
         std::unique_lock lock(c.mu);
-        while (c.stats.parked && c.reaper == self) {
+        while (c.stats.parked) {
             c.wake.wait_for(lock, kSweepMs);
             c.sweep();
         }
-        if (c.reaper == self) c.reaper = 0;
+        c.reaper = false;
     }).detach();
 }
 

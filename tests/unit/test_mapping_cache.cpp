@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -239,5 +240,30 @@ TEST_CASE("mapping cache: an identity the caller holds keys the entry as fstat w
     CHECK(m.addr != first.addr);
     release_mapping(m.addr, m.len, false);
     k.close(fd);
+    drop_idle_mappings();
+}
+
+TEST_CASE("mapping cache: a fork's child sweeps with a reaper of its own", "[mapcache]") {
+    RecyclingKernel k;
+    unit::ScopedKernel scope(&k);
+    drop_idle_mappings();
+    const int held = k.open_file(4096, 'h');
+    give(take(held, 4096));  // the parent's reaper runs from here
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // No call may fail silently here: the exit status is the verdict.
+        const int a = k.open_file(4096, 'a');
+        give(take(a, 4096));
+        const uint64_t gone = mapping_cache_stats().gone;
+        k.close(a);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        _exit(mapping_cache_stats().gone == gone + 1 ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // 1: the child's parked mapping was never swept
+    k.close(held);
     drop_idle_mappings();
 }
