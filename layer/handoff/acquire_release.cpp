@@ -13,7 +13,9 @@
 //
 // Two paths.  The fast one costs what the ICD's own floor costs:
 // one marker, the command's event and its place in the queue, and the
-// syscalls done at once on the application's thread.  Which way a command
+// syscalls done at once on the application's thread; on a quiet queue,
+// with no event asked and no bytes to copy, the syscalls alone
+// (needs_marker).  Which way a command
 // goes is one pure function of facts gathered here (layer/handoff/plan.hpp,
 // where each fast way's invariant is written): quiet (the queue known idle,
 // layer/queue/quiet.hpp), unwatched (a copy-route acquire), watched (the
@@ -223,8 +225,26 @@ cl_int reattach_shielded(const ImportList &list, cl_command_queue queue,
     return CL_SUCCESS;
 }
 
+// Whether a fast handoff enqueues its marker.  A quiet one (every earlier
+// command of the queue finished, layer/queue/quiet.hpp) whose caller asks no
+// event and whose imports move no bytes through the ICD (the copy route's
+// Writes and Reads are ordered by it) is complete once its syscalls return
+// on the caller's thread: no command can wait for it, and none it could
+// order is left, so it enqueues nothing.  Should it not complete at once
+// (a fence pending, a failed syscall), its host step enqueues a marker of
+// its own.  Why: the marker woke the ICD's worker thread, asleep since the
+// last clFinish, on every acquire of a frame (PoCL: a futex wake, 5-10 us
+// of the host's VA map round, docs/benchmarks.md "VA-API surface mapping
+// per frame").
+bool needs_marker(HandoffWay way, const cl_event *event, const ImportList &list, bool (*moves)(const Import &)) {
+    if (way != HandoffWay::fast_quiet || event) return true;
+    return std::any_of(list.begin(), list.end(), [moves](const auto &import) { return moves(*import); });
+}
+
 // The marker becomes the command's event (reported with the _KHR type).
+// Without one (needs_marker) there is no event to give.
 void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
+    if (!marker) return;
     if (!event) {
         next().clReleaseEvent(marker);
         return;
@@ -256,10 +276,11 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     cl_int fast_failure = CL_SUCCESS;
     const HandoffPlan plan = plan_handoff(facts_of(queue, list, num_events, wait_list, event, true, word));
     if (plan.way != HandoffWay::queued) {
-        bool idle = false;
-        if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &step.marker, &idle);
-            err != CL_SUCCESS)
-            return err;
+        bool idle = true;  // without a marker: the quiet queue's
+        if (needs_marker(plan.way, event, list, copied_in))
+            if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &step.marker, &idle);
+                err != CL_SUCCESS)
+                return err;
         const FailureFacts failure = failure_facts(queue, list, true);  // after the marker
         MarkerFacts after{idle, false, failure.queue_failed, failure.detached};
         after.fences_clear = idle && std::all_of(list.begin(), list.end(), [](const auto &import) {
@@ -273,7 +294,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
                     // The command is not enqueued: the CPU access brackets just
                     // opened close again, the marker goes.
                     for (const auto &import : list) route_of(*import).close_at_once(*import, "acquire");
-                    next().clReleaseEvent(step.marker);
+                    if (step.marker) next().clReleaseEvent(step.marker);
                     return err;
                 }
                 count_fast(plan.way);
@@ -359,10 +380,11 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     cl_int fast_failure = CL_SUCCESS;
     const HandoffPlan plan = plan_handoff(facts_of(queue, list, num_events, wait_list, event, false, word));
     if (plan.way != HandoffWay::queued) {
-        bool idle = false;
-        if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &marker, &idle);
-            err != CL_SUCCESS)
-            return err;
+        bool idle = true;  // without a marker: the quiet queue's
+        if (needs_marker(plan.way, event, list, copied_out))
+            if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &marker, &idle);
+                err != CL_SUCCESS)
+                return err;
         const FailureFacts failure = failure_facts(queue, list, false);  // after the marker
         if (completes_fast(plan.way, MarkerFacts{idle, true, failure.queue_failed, failure.detached})) {
             // Every earlier command finished: device copies come back now, and

@@ -17,6 +17,7 @@
 #include <array>
 #include <catch2/catch_test_macros.hpp>
 #include <cstring>
+#include <string>
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "test_dmabufs.hpp"
@@ -27,6 +28,18 @@ using namespace testicd_test;
 namespace {
 
 cl_ulong quiet(const Env &env) { return layer_stats(env)[CL_STATS_QUIET_HANDOFFS_CLDMABUF]; }
+
+// The test ICD's call count of one function (PLATFORM_TESTICD_FAIL with a
+// call number never reached only counts; tests/icd/testicd.hpp).
+constexpr cl_platform_info kFail = 0x7E59, kFaultState = 0x7E5A;
+void count_calls_of(const Env &env, std::string spec) {
+    REQUIRE(clGetPlatformInfo(env.platform, kFail, spec.size() + 1, spec.data(), nullptr) == CL_SUCCESS);
+}
+cl_ulong counted_calls(const Env &env) {
+    cl_ulong v[4] = {};
+    REQUIRE(clGetPlatformInfo(env.platform, kFaultState, sizeof v, v, nullptr) == CL_SUCCESS);
+    return v[0];
+}
 
 // Which library a function handed out lives in.
 std::string library_of(void *fn) {
@@ -87,4 +100,36 @@ TEST_CASE("fast paths: the ICD's semaphore enqueues go out counted; looked up th
     CHECK(quiet(env) == before + 2);
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     CHECK(release_sema(s) == CL_SUCCESS);
+}
+
+TEST_CASE("fast paths: a quiet handoff that asks no event and copies nothing enqueues nothing; asked one, its marker "
+          "is the event",
+          "[fast-paths]") {
+    REQUIRE_DMABUF();
+    Env env;
+    const auto [acquire, release] = Handoff(env);
+    Imported x(env, 65536);
+    count_calls_of(env, "clEnqueueMarkerWithWaitList:1000000");
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    const cl_ulong quiet_before = quiet(env);
+    const cl_ulong markers = counted_calls(env);
+    REQUIRE(acquire(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(quiet(env) == quiet_before + 2);
+    CHECK(counted_calls(env) == markers);  // the syscalls alone: nothing went to the ICD
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+
+    // Asked for its event, the quiet acquire enqueues its marker and hands it out, complete.
+    cl_event ev = nullptr;
+    REQUIRE(acquire(env.queue, 1, &x.mem, 0, nullptr, &ev) == CL_SUCCESS);
+    CHECK(counted_calls(env) == markers + 1);
+    REQUIRE(ev != nullptr);
+    cl_command_type type = 0;
+    REQUIRE(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS);
+    CHECK(type == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR);
+    REQUIRE(clWaitForEvents(1, &ev) == CL_SUCCESS);
+    REQUIRE(release(env.queue, 1, &x.mem, 0, nullptr, nullptr) == CL_SUCCESS);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    CHECK(clReleaseEvent(ev) == CL_SUCCESS);
+    count_calls_of(env, "");
 }
