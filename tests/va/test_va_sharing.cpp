@@ -518,6 +518,59 @@ TEST_CASE("va: 20 map/unmap rounds of an NV12 surface leave no fd, mapping or dr
     CHECK(open_fds_toward(fds_before) == fds_before);
 }
 
+// The layer keeps what an import of a surface's dma-buf built (the mapping,
+// layer/dmabuf/mapping_cache.hpp) for the next import of the same memory.
+// A surface destroyed after a few frames, and new surfaces that may take its
+// id (the virtual driver hands ids out again) and its memory's place, of
+// another size and of the same size with other content: each maps its own
+// pixels, never what was kept of the old one.  (Whether the kernel gives the
+// old buffer's inode number to a new one is its choice; the unit test
+// "mapping cache: a freed buffer's inode number ..." forces it.)
+TEST_CASE("va: a destroyed surface's id, taken by new surfaces of another size or content, maps their own pixels",
+          "[va][kernel]") {
+    Display d;
+    REQUIRE_DISPLAY(d);
+    ClEnv env;
+    if (!device_has_images(env)) SKIP("the device has no image support");
+    VaFns va = va_fns(env.platform);
+    VaContext ctx(env, d.dpy);
+    // One FFmpeg map round of the luma plane, read by a kernel.
+    auto luma_of = [&](const Surface &s) {
+        cl_int err = CL_INVALID_VALUE;
+        cl_mem m = va.create(ctx.context, CL_MEM_READ_ONLY, const_cast<VASurfaceID *>(&s.id), 0, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE(va.acquire(ctx.queue, 1, &m, 0, nullptr, nullptr) == CL_SUCCESS);
+        std::vector<uint16_t> got(size_t{s.width} * s.height);
+        run_plane(env, ctx, m, &got, s.width, s.height, 1, false, false);
+        REQUIRE(va.release(ctx.queue, 1, &m, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clFinish(ctx.queue) == CL_SUCCESS);
+        clReleaseMemObject(m);
+        return got;
+    };
+    VASurfaceID old_id = VA_INVALID_SURFACE;
+    {
+        Surface a(d.dpy, VA_FOURCC_NV12, 320, 240);
+        REQUIRE(a.id != VA_INVALID_SURFACE);
+        const Planes pa = vatest::pattern(VA_FOURCC_NV12, 320, 240, 3);
+        REQUIRE(vatest::write_planes(a, pa) == VA_STATUS_SUCCESS);
+        for (int frame = 0; frame < 3; ++frame) CHECK(mismatches(luma_of(a), pa.y) == 0);  // re-imports
+        old_id = a.id;
+    }  // destroyed right after its last frame: what the layer kept of it is still there
+    struct Next {
+        unsigned w, h, seed;
+    };
+    for (const Next &n : {Next{256, 192, 4}, Next{320, 240, 5}, Next{320, 240, 6}}) {
+        Surface b(d.dpy, VA_FOURCC_NV12, n.w, n.h);
+        REQUIRE(b.id != VA_INVALID_SURFACE);
+        INFO("new surface " << b.id << " (" << n.w << "x" << n.h << ", pattern " << n.seed
+                            << "); the destroyed one was " << old_id);
+        const Planes pb = vatest::pattern(VA_FOURCC_NV12, n.w, n.h, n.seed);
+        REQUIRE(vatest::write_planes(b, pb) == VA_STATUS_SUCCESS);
+        CHECK(mismatches(luma_of(b), pb.y) == 0);
+        CHECK(mismatches(luma_of(b), pb.y) == 0);  // and its own re-import
+    }
+}
+
 // cl_intel_sharing_format_query's VA-API function: what it lists for a plane
 // is exactly what clCreateFromVA_APIMediaSurfaceINTEL then takes on this ICD.
 TEST_CASE("va: clGetSupportedVA_APIMediaSurfaceFormatsINTEL lists what the context shares; every misuse is refused",
