@@ -42,6 +42,7 @@
 #include "layer/handoff/plan.hpp"
 #include "layer/handoff/release_fences.hpp"
 #include "layer/handoff/transfers.hpp"
+#include "layer/handoff/upload_events.hpp"
 #include "layer/core/host_step.hpp"
 #include "layer/icd/devices.hpp"
 #include "layer/import/native.hpp"
@@ -113,7 +114,7 @@ HandoffFacts facts_of(cl_command_queue queue, const ImportList &list, cl_uint nu
     f.acquire = acquire;
     f.wait_list = num_events != 0 || wait_list;  // (a list without a count is refused by the queued path)
     f.copy_route_only = true;
-    for (const auto &import : list) route_of(*import).add_facts(*import, &f);
+    for (const auto &import : list) route_of(*import).add_facts(*import, acquire, &f);
     if (f.wait_list || f.tiled_shadow || f.slow_transfer) return f;  // queued whatever the rest says
     // An import a failed acquire detached: the queued step maps it again.
     const FailureFacts failure = failure_facts(queue, list, acquire);
@@ -236,9 +237,10 @@ cl_int reattach_shielded(const ImportList &list, cl_command_queue queue,
 // last clFinish, on every acquire of a frame (PoCL: a futex wake, 5-10 us
 // of the host's VA map round, docs/benchmarks.md "VA-API surface mapping
 // per frame").
-bool needs_marker(HandoffWay way, const cl_event *event, const ImportList &list, bool (*moves)(const Import &)) {
+bool needs_marker(HandoffWay way, const cl_event *event, const ImportList &list, bool acquire) {
     if (way != HandoffWay::fast_quiet || event) return true;
-    return std::any_of(list.begin(), list.end(), [moves](const auto &import) { return moves(*import); });
+    return std::any_of(list.begin(), list.end(),
+                       [acquire](const auto &import) { return route_of(*import).moves_bytes(*import, acquire); });
 }
 
 // The marker becomes the command's event (reported with the _KHR type).
@@ -277,7 +279,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     const HandoffPlan plan = plan_handoff(facts_of(queue, list, num_events, wait_list, event, true, word));
     if (plan.way != HandoffWay::queued) {
         bool idle = true;  // without a marker: the quiet queue's
-        if (needs_marker(plan.way, event, list, copied_in))
+        if (needs_marker(plan.way, event, list, true))
             if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &step.marker, &idle);
                 err != CL_SUCCESS)
                 return err;
@@ -322,6 +324,9 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         step.num_events = static_cast<cl_uint>(waits.size());
         step.wait_list = waits.data();
     }
+    // An upload in the step is done once the step ran; one behind its gate
+    // is noted as it is enqueued (layer/handoff/upload_events.hpp).
+    for (const auto &import : list) forget_upload(*import);
     std::vector<AcquireSlot> slots(list.size());
     for (size_t i = 0; i < list.size(); ++i) route_of(*list[i]).prepare_acquire(*list[i], queue, &slots[i]);
     const Openings openings = openings_of(list, num_events, wait_list, &slots);
@@ -381,12 +386,14 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     const HandoffPlan plan = plan_handoff(facts_of(queue, list, num_events, wait_list, event, false, word));
     if (plan.way != HandoffWay::queued) {
         bool idle = true;  // without a marker: the quiet queue's
-        if (needs_marker(plan.way, event, list, copied_out))
+        if (needs_marker(plan.way, event, list, false))
             if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &marker, &idle);
                 err != CL_SUCCESS)
                 return err;
         const FailureFacts failure = failure_facts(queue, list, false);  // after the marker
-        if (completes_fast(plan.way, MarkerFacts{idle, true, failure.queue_failed, failure.detached})) {
+        MarkerFacts after{idle, true, failure.queue_failed, failure.detached};
+        after.uploads_done = plan.way == HandoffWay::fast_uploaded && uploads_done_within_bound(queue, list);
+        if (completes_fast(plan.way, after)) {
             // Every earlier command finished: device copies come back now, and
             // the CPU access bracket closes, for every import even after a failure.
             fast_failure = write_backs_at_once(queue, list, slots, marker);

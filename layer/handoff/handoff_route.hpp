@@ -51,7 +51,11 @@ struct ReleaseSlot {
 class HandoffRoute {
 public:
     // The plan's facts (layer/handoff/plan.hpp) that depend on this import's route.
-    virtual void add_facts(const Import &import, HandoffFacts *facts) const = 0;
+    virtual void add_facts(const Import &import, bool acquire, HandoffFacts *facts) const = 0;
+    // Whether the command moves bytes between the dma-buf and a device copy
+    // (the acquire's upload, the release's write-back): such a command's
+    // marker orders those transfers, so it is enqueued even on a quiet queue.
+    virtual bool moves_bytes(const Import &, bool /*acquire*/) const { return false; }
 
     // -- Acquire on the fast path (the queue idle, the caller's thread; a
     //    tiled shadow never comes here: its facts send it queued).

@@ -20,6 +20,15 @@ HandoffPlan plan_handoff(const HandoffFacts &f) {
     // layer step is unfinished, so every earlier command of the queue is
     // complete: the marker need not be asked.
     if (f.quiet) return {HandoffWay::fast_quiet, true};
+    // Fast, uploaded (a copy-route release with nothing to write back).
+    // Invariant: the device read only its own copy; the dma-buf's pages
+    // were read by the imports' uploads alone, so SYNC END follows them,
+    // not the kernels behind them, and no layer step is unfinished (an
+    // earlier step's SYNC START or in-step upload is done).  The release's
+    // event is its marker, after every earlier command.  The queue is not
+    // known idle, so nothing is noted.
+    if (!f.acquire && f.copy_route_only && !f.written_back && !f.steps_unfinished)
+        return {HandoffWay::fast_uploaded, false};
     // Fast, unwatched (copy-route acquire).  Invariant: the device reads only
     // its own copy, refreshed by the ICD's Write, which runs in queue order
     // after every earlier command; what must come before the SYNC START are
@@ -44,6 +53,7 @@ bool completes_fast(HandoffWay way, const MarkerFacts &m) {
     case HandoffWay::fast_quiet:
     case HandoffWay::fast_unwatched: return m.fences_clear;  // the marker is idle by the plan's invariant
     case HandoffWay::fast_watched: return m.idle && m.fences_clear;
+    case HandoffWay::fast_uploaded: return m.uploads_done && m.fences_clear;
     }
     return false;
 }

@@ -22,6 +22,7 @@ struct HandoffFacts {
     bool large_registered = false;   // a copy-route buffer above the fast limit, registered (layer/handoff/staging)
     bool quiet = false;              // the quiet record matches (layer/queue/quiet.hpp) and no layer step is unfinished
     bool copy_route_only = false;    // every import is on the copy route, none a tiled shadow
+    bool written_back = false;       // release: an import the device may have written (its copy is read back)
     bool steps_unfinished = false;   // a layer step of any queue has not finished its work
     bool detached = false;           // an acquire of an import a failed acquire detached (failed_acquire_shield)
 };
@@ -31,6 +32,7 @@ enum class HandoffWay {
     fast_quiet,       // at once, the marker not watched: the queue is known idle
     fast_unwatched,   // at once, the marker not watched: a copy-route acquire, no layer step unfinished
     fast_watched,     // at once if the marker, watched briefly, completes and no fence is pending
+    fast_uploaded,    // at once once the imports' uploads completed: a copy-route release with no write-back
 };
 
 struct HandoffPlan {
@@ -51,6 +53,7 @@ struct MarkerFacts {
     bool fences_clear = false;  // no fence pending on the imports (a release asks none: true)
     bool queue_failed = false;  // as HandoffFacts::queue_failed, read after the marker
     bool detached = false;      // as HandoffFacts::detached, read after the marker
+    bool uploads_done = false;  // fast_uploaded: every upload of the imports completed (waited for, bounded)
 };
 
 // A fast way, once its marker was enqueued: whether the command completes

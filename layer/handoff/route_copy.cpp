@@ -18,9 +18,16 @@ namespace {
 class CopyRoute final : public HandoffRoute {
 public:
     constexpr CopyRoute() = default;
-    void add_facts(const Import &import, HandoffFacts *facts) const override {
-        facts->slow_transfer |= slow_transfer(import);
-        facts->large_registered |= large_registered_transfer(import);
+    void add_facts(const Import &import, bool acquire, HandoffFacts *facts) const override {
+        // A release moves only what it writes back: a device-read-only
+        // import's transfer size says nothing of it.
+        const bool moves = acquire || copied_out(import);
+        facts->slow_transfer |= moves && slow_transfer(import);
+        facts->large_registered |= moves && large_registered_transfer(import);
+        facts->written_back |= !acquire && copied_out(import);
+    }
+    bool moves_bytes(const Import &import, bool acquire) const override {
+        return acquire ? copied_in(import) : copied_out(import);
     }
 
     cl_int open_at_once(const Import &import) const override {

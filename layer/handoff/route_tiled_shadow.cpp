@@ -16,11 +16,12 @@ namespace {
 class TiledShadowRoute final : public HandoffRoute {
 public:
     explicit constexpr TiledShadowRoute(bool device_copy) : device_copy_(device_copy) {}
-    void add_facts(const Import &, HandoffFacts *facts) const override {
+    void add_facts(const Import &, bool, HandoffFacts *facts) const override {
         facts->tiled_shadow = true;  // queued: the blitter's batches wait for the dma-buf's fences
         facts->copy_route_only = false;
     }
 
+    bool moves_bytes(const Import &, bool) const override { return true; }  // the de-tile, the shadow's copy
     // Never on the fast path (add_facts).
     cl_int open_at_once(const Import &) const override { return CL_INVALID_OPERATION; }
     cl_int close_at_once(const Import &, const char *) const override { return CL_SUCCESS; }

@@ -14,7 +14,7 @@ namespace {
 class ZeroCopyRoute final : public HandoffRoute {
 public:
     constexpr ZeroCopyRoute() = default;
-    void add_facts(const Import &, HandoffFacts *facts) const override { facts->copy_route_only = false; }
+    void add_facts(const Import &, bool, HandoffFacts *facts) const override { facts->copy_route_only = false; }
 
     cl_int open_at_once(const Import &import) const override {
         return sync_start(import, import.sync_access_flags(), "acquire");

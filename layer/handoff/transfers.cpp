@@ -5,6 +5,7 @@
 #include "layer/handoff/staging.hpp"
 #include "layer/handoff/alias_merge.hpp"
 #include "layer/handoff/cpu_access.hpp"
+#include "layer/handoff/upload_events.hpp"
 #include "layer/core/host_step.hpp"
 #include "layer/import/native.hpp"
 #include "layer/base/log.hpp"
@@ -13,14 +14,8 @@
 namespace cldmabuf {
 size_t copy_bytes(const Import &import) { return import.is_image ? import.image.bytes : import.size; }
 
-namespace {
-
-// The device reads the object: its copy must hold the dma-buf's bytes.
 bool copied_in(const Import &import) { return !(import.flags & CL_MEM_WRITE_ONLY); }
-// The device may write the object: the dma-buf must get its bytes back.
 bool copied_out(const Import &import) { return !(import.flags & CL_MEM_READ_ONLY); }
-
-}  // namespace
 
 void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction) {
     if (staged && registered_mapping(import) != nullptr) staged = false;  // the ICD moved the mapping's own pages
@@ -87,6 +82,7 @@ cl_int upload_at_once(cl_command_queue queue, const Import &import, cl_event *do
         return err;
     }
     count_copy(import, false, stats().copy_in_bytes);
+    note_upload_enqueued(import, *done);  // what a release with no write-back waits for
     return CL_SUCCESS;
 }
 
@@ -139,6 +135,7 @@ cl_int upload_behind_gate(cl_command_queue queue, const Import &import, const Ac
     if (!copied_in(import) || slot.staging) return CL_SUCCESS;
     if (cl_int err = copy_to_device(queue, import, 1, &gate, done, slot.upload_from); err != CL_SUCCESS) return err;
     count_copy(import, false, stats().copy_in_bytes);
+    note_upload_enqueued(import, *done);
     return CL_SUCCESS;
 }
 

@@ -23,6 +23,11 @@ using ImportList = std::vector<std::shared_ptr<Import>>;
 // Device copies: whole buffers, or for images the pixels at the plane's
 // offset with the dma-buf's own pitches (a tiled import's: its shadow's).
 size_t copy_bytes(const Import &import);
+// Of an import with a device copy: the device reads the object, so its copy
+// must hold the dma-buf's bytes (uploaded at acquire).
+bool copied_in(const Import &import);
+// The device may write the object: the dma-buf gets its bytes back at release.
+bool copied_out(const Import &import);
 
 void count_copy(const Import &import, bool staged, std::atomic<uint64_t> &direction);
 

@@ -17,9 +17,11 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cl_fixture.hpp"
+#include "event_info.hpp"
 #include "layer_probe.hpp"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
@@ -149,6 +151,62 @@ TEST_CASE("[copy-route] READ_ONLY: the device's copy is never written back", "[c
     CHECK(m.in == N);
     CHECK(m.out == 0);
     CHECK(imp.holds(0x33));
+}
+
+// A device-read-only import's release writes nothing back: the dma-buf's
+// pages were read by its acquire's upload alone, so the release closes the
+// CPU bracket at once when that upload is done, whatever the device still
+// runs (a camera frame's kernel), and goes through the queue only while the
+// upload itself is held.  Counted by the layer's paths, never by a clock.
+TEST_CASE("[copy-route] READ_ONLY: release waits for its upload, not for the kernels behind it",
+          "[copy-route][handoff][kernel]") {
+    REQUIRE_DMABUF();
+    ClEnv env;
+    constexpr size_t N = 64 << 10;
+    CopyImport imp(env, N, CL_MEM_READ_ONLY);
+    REQUIRE_COPY_ROUTE(imp);
+    imp.produce(0x5a);
+    REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+    auto paths = [&](const LayerStats &since) {
+        const LayerStats now = layer_stats(env.platform);
+        return std::pair{now[CL_STATS_FAST_HANDOFFS_CLDMABUF] - since[CL_STATS_FAST_HANDOFFS_CLDMABUF],
+                         now[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - since[CL_STATS_QUEUED_HANDOFFS_CLDMABUF]};
+    };
+    SECTION("the upload done, the device busy: the release completes its syscalls at once") {
+        const LayerStats s0 = layer_stats(env.platform);
+        cl_event acq = nullptr, rel = nullptr;
+        REQUIRE(env.acquire(env.queue, 1, &imp.mem, 0, nullptr, &acq) == CL_SUCCESS);
+        cl_event user = env.make_user_event();
+        cl_event busy = nullptr;  // the device's work on the import, not finished yet
+        REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &user, &busy) == CL_SUCCESS);
+        REQUIRE(clWaitForEvents(1, &acq) == CL_SUCCESS);  // the upload (the acquire's Write) is done
+        REQUIRE(env.release(env.queue, 1, &imp.mem, 0, nullptr, &rel) == CL_SUCCESS);
+        CHECK(paths(s0) == std::pair{cl_ulong{2}, cl_ulong{0}});
+        CHECK(status_of(rel) > CL_COMPLETE);  // its event still follows the busy command
+        REQUIRE(clSetUserEventStatus(user, CL_COMPLETE) == CL_SUCCESS);
+        REQUIRE(clWaitForEvents(1, &rel) == CL_SUCCESS);
+        CHECK(status_of(busy) == CL_COMPLETE);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(all_are(device_view(env, imp.mem, N), 0x5a));
+        CHECK(imp.holds(0x5a));
+        for (cl_event e : {acq, rel, busy, user}) clReleaseEvent(e);
+    }
+    SECTION("the upload held behind the device's work: the release goes through the queue") {
+        cl_event user = env.make_user_event();
+        cl_event busy = nullptr;
+        REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &user, &busy) == CL_SUCCESS);
+        const LayerStats s0 = layer_stats(env.platform);
+        cl_event rel = nullptr;
+        REQUIRE(env.acquire(env.queue, 1, &imp.mem, 0, nullptr, nullptr) == CL_SUCCESS);  // its Write waits
+        REQUIRE(env.release(env.queue, 1, &imp.mem, 0, nullptr, &rel) == CL_SUCCESS);
+        CHECK(paths(s0) == std::pair{cl_ulong{1}, cl_ulong{1}});
+        CHECK(status_of(rel) > CL_COMPLETE);
+        REQUIRE(clSetUserEventStatus(user, CL_COMPLETE) == CL_SUCCESS);
+        REQUIRE(clWaitForEvents(1, &rel) == CL_SUCCESS);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(all_are(device_view(env, imp.mem, N), 0x5a));
+        for (cl_event e : {rel, busy, user}) clReleaseEvent(e);
+    }
 }
 
 TEST_CASE("[copy-route] WRITE_ONLY: acquire copies nothing in, release writes the device's bytes back",

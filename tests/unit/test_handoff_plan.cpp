@@ -23,14 +23,15 @@ HandoffFacts facts_from_bits(unsigned bits) {
     f.copy_route_only = bits & 256;
     f.steps_unfinished = bits & 512;
     f.detached = bits & 1024;
+    f.written_back = bits & 2048;
     return f;
 }
 
 }  // namespace
 
 TEST_CASE("handoff plan: every combination of the facts", "[handoff-plan]") {
-    int fast = 0, quiet = 0, unwatched = 0;
-    for (unsigned bits = 0; bits < 2048; ++bits) {
+    int fast = 0, quiet = 0, unwatched = 0, uploaded = 0;
+    for (unsigned bits = 0; bits < 4096; ++bits) {
         const HandoffFacts f = facts_from_bits(bits);
         const HandoffPlan p = plan_handoff(f);
         INFO("facts bits " << bits);
@@ -48,15 +49,22 @@ TEST_CASE("handoff plan: every combination of the facts", "[handoff-plan]") {
         CHECK((p.way == HandoffWay::fast_quiet) == f.quiet);
         const bool copy_acquire = !f.quiet && f.acquire && f.copy_route_only && !f.steps_unfinished;
         CHECK((p.way == HandoffWay::fast_unwatched) == copy_acquire);
-        CHECK((p.way == HandoffWay::fast_watched) == (!f.quiet && !copy_acquire));
+        // A copy-route release with nothing to write back waits for the
+        // uploads, not the marker, while no layer step is unfinished.
+        const bool upload_release =
+            !f.quiet && !f.acquire && f.copy_route_only && !f.written_back && !f.steps_unfinished;
+        CHECK((p.way == HandoffWay::fast_uploaded) == upload_release);
+        CHECK((p.way == HandoffWay::fast_watched) == (!f.quiet && !copy_acquire && !upload_release));
         // The queue is noted idle only when it was known idle (quiet, or the marker said so).
-        CHECK(p.note_quiet == (p.way != HandoffWay::fast_unwatched));
+        CHECK(p.note_quiet == (p.way == HandoffWay::fast_quiet || p.way == HandoffWay::fast_watched));
         quiet += p.way == HandoffWay::fast_quiet;
         unwatched += p.way == HandoffWay::fast_unwatched;
+        uploaded += p.way == HandoffWay::fast_uploaded;
     }
     CHECK(fast > 0);
     CHECK(quiet > 0);
     CHECK(unwatched > 0);
+    CHECK(uploaded > 0);
 }
 
 TEST_CASE("handoff plan: the rows that matter", "[handoff-plan]") {
@@ -68,7 +76,12 @@ TEST_CASE("handoff plan: the rows that matter", "[handoff-plan]") {
     CHECK(plan_handoff(f).way == HandoffWay::queued);
     HandoffFacts release;
     release.acquire = false;
-    release.copy_route_only = true;  // a copy-route release still asks its marker
+    release.copy_route_only = true;  // nothing to write back: its uploads are all it waits for
+    CHECK(plan_handoff(release).way == HandoffWay::fast_uploaded);
+    release.steps_unfinished = true;  // an earlier step's SYNC START or upload may not have run
+    CHECK(plan_handoff(release).way == HandoffWay::fast_watched);
+    release.steps_unfinished = false;
+    release.written_back = true;  // a copy-route release that reads back still asks its marker
     CHECK(plan_handoff(release).way == HandoffWay::fast_watched);
     release.large_registered = true;  // its Read would hold the caller behind a running queue
     CHECK(plan_handoff(release).way == HandoffWay::queued);
@@ -80,21 +93,26 @@ TEST_CASE("handoff plan: a fast way completes only with its marker idle (or know
           "failure read after the marker",
           "[handoff-plan]") {
     const HandoffWay ways[] = {HandoffWay::queued, HandoffWay::fast_quiet, HandoffWay::fast_unwatched,
-                               HandoffWay::fast_watched};
+                               HandoffWay::fast_watched, HandoffWay::fast_uploaded};
     int fast = 0;
     for (HandoffWay way : ways)
-        for (unsigned bits = 0; bits < 16; ++bits) {
-            const MarkerFacts m{bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8)};
+        for (unsigned bits = 0; bits < 32; ++bits) {
+            MarkerFacts m{bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8)};
+            m.uploads_done = bits & 16;
             INFO("way " << int(way) << ", marker facts bits " << bits);
             const bool fast_way = way != HandoffWay::queued;
-            const bool marker_ok = way != HandoffWay::fast_watched || m.idle;  // quiet, unwatched: idle by the plan
+            // quiet, unwatched: idle by the plan; uploaded: its uploads, not the marker
+            const bool marker_ok = way == HandoffWay::fast_watched    ? m.idle
+                                   : way == HandoffWay::fast_uploaded ? m.uploads_done
+                                                                      : true;
             // A failure latched, or an import detached, while the marker was
             // watched: the queued step reports it.
             const bool failed = m.queue_failed || m.detached;
             CHECK(completes_fast(way, m) == (fast_way && marker_ok && m.fences_clear && !failed));
             fast += completes_fast(way, m);
         }
-    CHECK(fast == 5);  // quiet and unwatched whatever the marker said (2 each), watched with it idle
+    // quiet and unwatched whatever the marker said (4 each), watched with it idle (2), uploaded with its uploads done (2)
+    CHECK(fast == 12);
     // The row the failure fact exists for: the marker idle, nothing pending, a failure latched meanwhile.
     CHECK_FALSE(completes_fast(HandoffWay::fast_watched, MarkerFacts{true, true, true, false}));
     CHECK_FALSE(completes_fast(HandoffWay::fast_quiet, MarkerFacts{true, true, false, true}));
