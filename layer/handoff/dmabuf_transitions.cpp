@@ -59,19 +59,31 @@ void step_view_cycle(DS::View &v, CycleEvent e, DmabufActions &a) {
     if (!v.both_ways) v.cycle.armed = false;  // only a view that is uploaded and written back keeps bytes
 }
 
-// A release with a fence, looking at the acquires ahead of it (every
-// unopened opening of the dma-buf, through any view).
+// Whether a release with these facts may wait for opening `o`.
+bool depended_on(const DmabufEvent &e, const DS::Opening &o) {
+    return e.depends_on_all || std::find(e.depends.begin(), e.depends.end(), o.id) != e.depends.end();
+}
+
+// A release with a fence, looking at the unopened acquires of the dma-buf
+// (through any view).  Those it may wait for are ahead of it: a fence in the
+// dma-buf before they did SYNC START would hold them, a cycle.  Those at
+// their START right now are counted ahead too: the fence would make that
+// START wait in the kernel, unbounded.  Every other unopened acquire is
+// after it or beside it: the fence goes in now and that acquire's fence wait
+// orders it after the release.
 void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
     std::vector<DS::Opening *> ahead;
     AheadFacts f;
     f.wait_lists_complete = e.wait_lists_complete;
     f.fence_pending_now = e.fence_pending_now;
-    for (auto &o : s.openings)
-        if (unopened(o.phase)) {
-            ahead.push_back(&o);
-            // Another release at its START counts as a step at its opening.
-            f.step_running |= o.phase == OpeningPhase::opening || o.phase == OpeningPhase::opening_ahead;
-        }
+    for (auto &o : s.openings) {
+        if (!unopened(o.phase)) continue;
+        const bool busy = o.phase == OpeningPhase::opening || o.phase == OpeningPhase::opening_ahead;
+        if (!busy && !depended_on(e, o)) continue;
+        ahead.push_back(&o);
+        // Another release at its START counts as a step at its opening.
+        f.step_running |= busy;
+    }
     if (ahead.empty()) {
         a.look = LookAnswer::attach_now;
         return;
@@ -99,6 +111,24 @@ void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
     s.hand_overs.push_back(h);
     a.look = LookAnswer::hand_over;
     a.made = h.id;
+}
+
+// A hand-over whose release no longer waits for what the layer cannot see:
+// the pending acquires it does not depend on leave it (they had not begun,
+// so the fence in the dma-buf orders them after the release); when none is
+// left, the fence goes in now.  Those at their START stay in it.
+void narrow_hand_over(DS &s, const DmabufEvent &e, DmabufActions &a) {
+    auto it = std::find_if(s.hand_overs.begin(), s.hand_overs.end(), [&](const auto &x) { return x.id == e.hand_over; });
+    for (auto &o : s.openings) {
+        if (o.phase != OpeningPhase::pending || depended_on(e, o)) continue;
+        auto h = std::find(o.handed.begin(), o.handed.end(), e.hand_over);
+        if (h == o.handed.end()) continue;
+        o.handed.erase(h);
+        --it->remaining;
+    }
+    if (it->remaining != 0) return;
+    (it->failed ? a.abandon : a.attach).push_back(it->id);
+    s.hand_overs.erase(it);
 }
 
 }  // namespace
@@ -201,6 +231,12 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
             return t;
         }
         look_ahead(s, e, a);
+        return t;
+    case K::hand_over_narrowed:
+        if (e.depends_on_all || std::none_of(s.hand_overs.begin(), s.hand_overs.end(),
+                                             [&](const auto &h) { return h.id == e.hand_over; }))
+            return refuse();
+        narrow_hand_over(s, e, a);
         return t;
     case K::claim_published: {
         DS::Opening *o = state_opening(s, e.opening);

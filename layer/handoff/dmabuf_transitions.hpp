@@ -25,7 +25,11 @@
 //   one phase; a retired opening is removed.
 // - hand-overs: release fences given to the acquires ahead of their release
 //   that had not opened, attached by the last of them to open, never if one
-//   of them failed or was retired.
+//   of them failed or was retired.  Only the acquires the release depends on
+//   (the facts of release_looks) take its fence, and those at their SYNC
+//   START at that moment; every other unopened acquire waits for the fence
+//   attached at once (docs/layer-rules.md, "One state per dma-buf": where a
+//   release's fence may go).
 // - fence_refused: the dma-buf refused IMPORT_SYNC_FILE once; no release
 //   fence is tried again.
 // - fence_wait: how an acquire waits for the dma-buf's fences, learned at
@@ -100,6 +104,7 @@ enum class DmabufEventKind {
     step_gave_up,     // `opening`'s step waited for a release's claim past the bound
     step_opened,      // `opening`'s step did its fence wait and SYNC START (`ok`)
     release_looks,    // a release with a fence looks at the acquires ahead: answer look
+    hand_over_narrowed,  // `hand_over`'s release depends now only on `depends` (a user event it waited for ended)
     claim_published,  // a release's SYNC START ahead for `opening` returned (`ok`: it started)
     fence_refused,    // the dma-buf refused IMPORT_SYNC_FILE
     fence_wait_learned,  // a fence wait decided the way (`ok`: an exported sync_file; else the poll)
@@ -118,6 +123,14 @@ struct DmabufEvent {
     bool fence_pending_now = false;    // a fence of the dma-buf is pending (a zero-timeout poll)
     bool waited = false;               // the release's bounded wait for a running step is over
     bool claim_failed = false;         // an opening this release claimed did not start: hand over now
+    // release_looks, hand_over_narrowed: the unopened acquires the release
+    // may depend on (wait for, through its wait list's closure or its
+    // in-order queue).  depends_on_all: it may wait for something the layer
+    // cannot see (a user event, an event it did not make), which another
+    // thread or a callback may end after any acquire: every one counts.
+    bool depends_on_all = true;
+    std::vector<DmabufId> depends = {};
+    DmabufId hand_over = 0;  // hand_over_narrowed
 };
 
 enum class StepAnswer { none, open, skip, wait_for_claim };
@@ -126,7 +139,7 @@ enum class LookAnswer { none, attach_now, wait_for_step, claim, hand_over };
 struct DmabufActions {
     // The views whose bytes are kept now (they are what their acquire uploaded).
     std::vector<ViewId> snapshot;
-    // Hand-overs complete: their fence goes into the dma-buf now.
+    // Hand-overs complete (or narrowed to no acquire): their fence goes into the dma-buf now.
     std::vector<DmabufId> attach;
     // Hand-overs that never attach (an opening failed or retired): their
     // release signals the fence; the state forgets it.

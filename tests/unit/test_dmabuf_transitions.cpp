@@ -76,13 +76,32 @@ std::vector<DmabufEvent> events_for(const DmabufState &s) {
             out.push_back({.kind = K::claim_published, .opening = id, .ok = ok});
         }
     }
-    for (int m = 0; m < 16; ++m) {
-        DmabufEvent e{.kind = K::release_looks};
-        e.wait_lists_complete = m & 1;
-        e.fence_pending_now = m & 2;
-        e.waited = m & 4;
-        e.claim_failed = m & 8;
-        out.push_back(e);
+    // The acquires a release may depend on: all of them (it waits for
+    // something the layer cannot see), or each subset of the state's
+    // openings, and one naming an id never made.
+    std::vector<DmabufId> made;
+    for (const auto &o : s.openings) made.push_back(o.id);
+    std::vector<std::pair<bool, std::vector<DmabufId>>> depends{{true, {}}, {false, {s.next_id}}};
+    for (size_t bits = 0; bits < (size_t{1} << made.size()); ++bits) {
+        std::vector<DmabufId> ids;
+        for (size_t i = 0; i < made.size(); ++i)
+            if (bits & (size_t{1} << i)) ids.push_back(made[i]);
+        depends.push_back({false, ids});
+    }
+    for (const auto &[all, ids] : depends) {
+        for (int m = 0; m < 16; ++m) {
+            DmabufEvent e{.kind = K::release_looks};
+            e.wait_lists_complete = m & 1;
+            e.fence_pending_now = m & 2;
+            e.waited = m & 4;
+            e.claim_failed = m & 8;
+            e.depends_on_all = all;
+            e.depends = ids;
+            out.push_back(e);
+        }
+        for (const auto &h : s.hand_overs)
+            out.push_back({.kind = K::hand_over_narrowed, .depends_on_all = all, .depends = ids, .hand_over = h.id});
+        out.push_back({.kind = K::hand_over_narrowed, .depends_on_all = all, .depends = ids, .hand_over = s.next_id});
     }
     out.push_back({.kind = K::fence_refused});
     for (bool ok : bools) out.push_back({.kind = K::fence_wait_learned, .ok = ok});
@@ -96,6 +115,13 @@ const DmabufState::HandOver *hand_over(const DmabufState &s, DmabufId id) {
 }
 
 bool contains(const std::vector<DmabufId> &v, DmabufId id) { return std::find(v.begin(), v.end(), id) != v.end(); }
+
+// Whether a release that looks with `e`'s facts may wait for `o`.
+bool depended_on(const DmabufEvent &e, const DmabufState::Opening &o) {
+    return e.depends_on_all || contains(e.depends, o.id);
+}
+
+bool busy(OpeningPhase p) { return p == P::opening || p == P::opening_ahead; }
 
 bool no_actions(const DmabufActions &a) {
     return a.snapshot.empty() && a.attach.empty() && a.abandon.empty() && a.claim.empty() &&
@@ -127,7 +153,7 @@ void check_state(const DmabufState &s) {
     }
 }
 
-// What one transition may do (I5 ... I14).
+// What one transition may do (I5 ... I16).
 void check_transition(const DmabufState &prev, const DmabufEvent &e, const DmabufTransition &t) {
     const DmabufState &next = t.next;
     const DmabufActions &a = t.actions;
@@ -146,27 +172,63 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
     for (DmabufId h : a.abandon) ENSURE(hand_over(prev, h));
     // I7: a fence goes in only as the last of its acquires ahead did its
     // SYNC START (never while one of them has not, never after one failed).
+    // Or when its release was found to depend on none of those still
+    // pending (I16).
     for (DmabufId h : a.attach) {
         ENSURE(!hand_over(prev, h)->failed);
+        if (e.kind == K::hand_over_narrowed) {
+            ENSURE(h == e.hand_over);
+            for (const auto &o : prev.openings)
+                if (contains(o.handed, h)) ENSURE((o.phase == P::pending && !depended_on(e, o)));
+            continue;
+        }
         ENSURE(hand_over(prev, h)->remaining == 1);
         ENSURE(e.ok);
         ENSURE((e.kind == K::step_opened || e.kind == K::claim_published));
         ENSURE(contains(prev.opening(e.opening)->handed, h));
     }
+    // I16: narrowing takes out of a hand-over only pending acquires its
+    // release does not depend on; nothing else leaves it.
+    if (e.kind == K::hand_over_narrowed)
+        for (const auto &o : prev.openings) {
+            const auto *after = next.opening(o.id);
+            ENSURE(after != nullptr);
+            ENSURE(after->phase == o.phase);
+            for (DmabufId h : o.handed)
+                if (!contains(after->handed, h))
+                    ENSURE((h == e.hand_over && o.phase == P::pending && !depended_on(e, o)));
+        }
     bool any_unopened = false, step_running = false;
     for (const auto &o : prev.openings) {
         any_unopened |= unopened(o.phase);
         step_running |= o.phase == P::opening || o.phase == P::opening_ahead;
     }
-    // I8: a release attaches at once only with no acquire of the dma-buf unopened.
-    if (a.look == LookAnswer::attach_now) ENSURE(!any_unopened);
+    // I8: a release attaches at once only with no unopened acquire of the
+    // dma-buf that it may depend on, and none at its SYNC START; its fence
+    // is handed to exactly those (every other unopened acquire waits for it
+    // in the dma-buf).
+    if (a.look == LookAnswer::attach_now)
+        for (const auto &o : prev.openings)
+            ENSURE(!(unopened(o.phase) && (depended_on(e, o) || busy(o.phase))));
+    if (a.look == LookAnswer::hand_over)
+        for (const auto &o : next.openings)
+            ENSURE(contains(o.handed, a.made) == (unopened(o.phase) && (depended_on(e, o) || busy(o.phase))));
+    if (e.kind == K::release_looks && !e.depends_on_all && a.look != LookAnswer::none) {
+        // Looked at only the acquires it depends on: an unopened one it does
+        // not depend on never makes it wait, claim or hand over.
+        bool relevant = false;
+        for (const auto &o : prev.openings) relevant |= unopened(o.phase) && (depended_on(e, o) || busy(o.phase));
+        if (!relevant) ENSURE(a.look == LookAnswer::attach_now);
+    }
     // I9: a SYNC START is done ahead only for pending acquires whose wait lists
-    // completed, with no fence pending and no step at its opening.
+    // completed, with no fence pending and no step at its opening; only for
+    // those the release depends on.
     if (a.look == LookAnswer::claim) {
         ENSURE((e.wait_lists_complete && !e.fence_pending_now && !e.claim_failed && !step_running));
         ENSURE(!a.claim.empty());
         for (DmabufId id : a.claim) {
             ENSURE(prev.opening(id)->phase == P::pending);
+            ENSURE(depended_on(e, *prev.opening(id)));
             ENSURE(next.opening(id)->phase == P::opening_ahead);
         }
     } else {
@@ -327,4 +389,55 @@ TEST_CASE("dma-buf state: an import's teardown retires its openings; their fence
     CHECK(s.opening(x) == nullptr);
     CHECK(s.hand_overs.empty());
     CHECK(step({.kind = K::step_begins, .opening = x}).refused);
+}
+
+TEST_CASE("dma-buf state: a release's fence goes only to the acquires it depends on; every other one waits for it",
+          "[dmabuf-state]") {
+    DmabufState s;
+    auto step = [&s](DmabufEvent e) {
+        DmabufTransition t = dmabuf_step(s, e);
+        s = t.next;
+        return t.actions;
+    };
+    step({.kind = K::view_met, .view = 1});
+    step({.kind = K::view_met, .view = 2});
+    // X's acquire waits for a user event on one queue; Y's is pending on another.
+    const DmabufId x = step({.kind = K::opening_made, .view = 1}).made;
+    const DmabufId y = step({.kind = K::opening_made, .view = 2}).made;
+    // Y's release depends on Y's acquire alone: its fence waits for Y's opening, not X's.
+    const DmabufActions look = step({.kind = K::release_looks, .depends_on_all = false, .depends = {y}});
+    REQUIRE(look.look == LookAnswer::hand_over);
+    CHECK(s.opening(x)->handed.empty());
+    CHECK(step({.kind = K::step_begins, .opening = y}).step == StepAnswer::open);
+    CHECK(step({.kind = K::step_opened, .opening = y, .ok = true}).attach == std::vector<DmabufId>{look.made});
+    // Y's second release, its acquire opened: attached now, X's opening waits for it.
+    CHECK(step({.kind = K::release_looks, .depends_on_all = false, .depends = {}}).look == LookAnswer::attach_now);
+    // A release that may wait for a user event hands over to X as well.
+    CHECK(step({.kind = K::release_looks, .depends_on_all = true}).look == LookAnswer::hand_over);
+}
+
+TEST_CASE("dma-buf state: a hand-over narrowed to the acquires its release depends on attaches once none is left",
+          "[dmabuf-state]") {
+    DmabufState s;
+    auto step = [&s](DmabufEvent e) {
+        DmabufTransition t = dmabuf_step(s, e);
+        s = t.next;
+        return t.actions;
+    };
+    step({.kind = K::view_met, .view = 1});
+    step({.kind = K::view_met, .view = 2});
+    const DmabufId x = step({.kind = K::opening_made, .view = 1}).made;
+    const DmabufId y = step({.kind = K::opening_made, .view = 2}).made;
+    // X's release waits for a user event: its fence goes to both.
+    const DmabufActions look = step({.kind = K::release_looks});
+    REQUIRE(look.look == LookAnswer::hand_over);
+    CHECK(step({.kind = K::step_begins, .opening = x}).step == StepAnswer::open);
+    CHECK(step({.kind = K::step_opened, .opening = x, .ok = true}).attach.empty());
+    // The user event completed: the release depends on X's acquire alone,
+    // which opened; Y's (pending, not depended on) leaves it, the fence goes in.
+    const DmabufActions narrowed =
+        step({.kind = K::hand_over_narrowed, .depends_on_all = false, .depends = {x}, .hand_over = look.made});
+    CHECK(narrowed.attach == std::vector<DmabufId>{look.made});
+    CHECK(s.opening(y)->handed.empty());
+    CHECK(s.hand_overs.empty());
 }
