@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "layer/core/command_dependencies.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
 #include "layer/core/host_step.hpp"
@@ -44,6 +45,8 @@ cl_int CL_API_CALL retain_event(cl_event event) {
 
 cl_int CL_API_CALL release_event(cl_event event) {
     if (!event_types().empty()) event_types().drop(event);
+    // Any release: a record the application still needs is asked again as an unknown event.
+    forget_event_dependencies(event);
     return next().clReleaseEvent(event);
 }
 
@@ -52,6 +55,7 @@ cl_int CL_API_CALL release_event(cl_event event) {
 cl_event CL_API_CALL create_user_event(cl_context context, cl_int *errcode_ret) {
     cl_event event = next().clCreateUserEvent(context, errcode_ret);
     if (event && !event_types().empty()) event_types().remove(event);
+    if (event) forget_event_dependencies(event);
     return event;
 }
 
@@ -72,6 +76,8 @@ cl_int CL_API_CALL wait_for_events(cl_uint num_events, const cl_event *events) {
 cl_int CL_API_CALL set_user_event_status(cl_event event, cl_int status) {
     const cl_int err = next().clSetUserEventStatus(event, status);
     if (err == CL_SUCCESS && status < 0) resolve_terminated_steps(nullptr);
+    // Releases that waited for it may now wait for fewer acquires.
+    if (err == CL_SUCCESS) note_user_event_ended();
     return err;
 }
 

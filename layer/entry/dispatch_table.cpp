@@ -37,6 +37,7 @@
 #include "layer/egl/egl.hpp"
 #include "layer/entry/entry_chains.hpp"
 #include "layer/queue/epoch.hpp"
+#include "layer/queue/enqueue_args.hpp"
 #include "layer/queue/passthrough.hpp"
 #include "layer/core/events.hpp"
 #include "layer/entry/dispatch_table.hpp"
@@ -81,6 +82,24 @@ void *as_address(Fn *fn) {
     return reinterpret_cast<void *>(fn);
 }
 
+// An enqueue the layer does not look into (a semaphore wait, the VA-API and
+// GL/EGL acquires and releases): recorded as a command that may wait for
+// anything (layer/core/command_dependencies.hpp).
+template <auto Fn>
+struct Opaque;
+
+template <typename R, typename... Args, R(CL_API_CALL *Fn)(Args...)>
+struct Opaque<Fn> {
+    static R CL_API_CALL call(Args... args) {
+        const R result = Fn(args...);
+        note_enqueue_call(result == CL_SUCCESS, CommandShape::plain, true, args...);
+        return result;
+    }
+};
+
+template <auto Fn>
+constexpr auto opaque_enqueue = &Opaque<Fn>::call;
+
 // cl_khr_external_memory, cl_arm_import_memory_dma_buf, cl_intel_va_api_media_sharing: on every ICD.
 const NamedFunction layer_functions[] = {
     // layer/handoff/acquire_release.cpp: bounded fence wait + DMA_BUF_IOCTL_SYNC START / END in queue
@@ -93,8 +112,9 @@ const NamedFunction layer_functions[] = {
     // each forwards to the ICD's own where the platform's ICD has the extension.
     {"clGetDeviceIDsFromVA_APIMediaAdapterINTEL", as_address(va::get_device_ids_from_media_adapter)},  // devices.cpp
     {"clCreateFromVA_APIMediaSurfaceINTEL", as_address(va::create_from_media_surface)},         // surface_import.cpp
-    {"clEnqueueAcquireVA_APIMediaSurfacesINTEL", as_address(va::enqueue_acquire_media_surfaces)},  // acquire_release.cpp
-    {"clEnqueueReleaseVA_APIMediaSurfacesINTEL", as_address(va::enqueue_release_media_surfaces)},
+    // acquire_release.cpp
+    {"clEnqueueAcquireVA_APIMediaSurfacesINTEL", as_address(opaque_enqueue<va::enqueue_acquire_media_surfaces>)},
+    {"clEnqueueReleaseVA_APIMediaSurfacesINTEL", as_address(opaque_enqueue<va::enqueue_release_media_surfaces>)},
     // cl_intel_sharing_format_query's VA-API query
     {"clGetSupportedVA_APIMediaSurfaceFormatsINTEL", as_address(va::get_supported_media_surface_formats)},  // format_query.cpp
 };
@@ -104,7 +124,7 @@ const NamedFunction layer_functions[] = {
 // (sync::hand_out_semaphore_functions); the ICD's own otherwise.
 const NamedFunction semaphore_functions[] = {
     {"clCreateSemaphoreWithPropertiesKHR", as_address(sync::create_semaphore_with_properties)},
-    {"clEnqueueWaitSemaphoresKHR", as_address(sync::enqueue_wait_semaphores)},
+    {"clEnqueueWaitSemaphoresKHR", as_address(opaque_enqueue<sync::enqueue_wait_semaphores>)},
     {"clEnqueueSignalSemaphoresKHR", as_address(sync::enqueue_signal_semaphores)},
     {"clGetSemaphoreInfoKHR", as_address(sync::get_semaphore_info)},
     {"clRetainSemaphoreKHR", as_address(sync::retain_semaphore)},
@@ -117,8 +137,10 @@ const NamedFunction semaphore_functions[] = {
 // cl_khr_egl_image, cl_khr_gl_sharing, cl_khr_gl_event (layer/egl/): unless CLDMABUF_EGL=off.
 const NamedFunction egl_functions[] = {
     {"clCreateFromEGLImageKHR", as_address(egl::create_from_egl_image)},               // egl_image_import.cpp
-    {"clEnqueueAcquireEGLObjectsKHR", as_address(egl::enqueue_acquire_egl_objects)},   // gl_acquire_release.cpp
-    {"clEnqueueReleaseEGLObjectsKHR", as_address(egl::enqueue_release_egl_objects)},   // gl_acquire_release.cpp
+    // gl_acquire_release.cpp
+    {"clEnqueueAcquireEGLObjectsKHR", as_address(opaque_enqueue<egl::enqueue_acquire_egl_objects>)},
+    // gl_acquire_release.cpp
+    {"clEnqueueReleaseEGLObjectsKHR", as_address(opaque_enqueue<egl::enqueue_release_egl_objects>)},
     {"clGetGLContextInfoKHR", as_address(egl::get_gl_context_info)},                   // gl_sharing_contexts.cpp
     {"clCreateEventFromGLsyncKHR", as_address(egl::create_event_from_gl_sync)},        // gl_event.cpp
 };
@@ -152,7 +174,10 @@ void *own_slot(const char *name) {
 void *handed_down(const char *name, void *fn) {
     if (!fn || !unseen_enqueue_name(name)) return fn;
     if (void *own = own_slot(name)) return own;
-    if (void *counted = counted_extension(name, fn)) return counted;
+    if (void *counted = counted_extension(name, fn)) {
+        note_unrecorded_enqueue();  // counted, but its wait list is not known
+        return counted;
+    }
     note_unseen_enqueue(name);
     return fn;
 }
@@ -312,15 +337,19 @@ void fill_layer_table(cl_icd_dispatch &t) {
     // (egl/forwarding.cpp).
     if (egl_mode() != EglMode::off) {
         provide(t.clCreateFromEGLImageKHR, egl::create_from_egl_image);                // egl_image_import.cpp
-        provide(t.clEnqueueAcquireEGLObjectsKHR, egl::enqueue_acquire_egl_objects);    // gl_acquire_release.cpp
-        provide(t.clEnqueueReleaseEGLObjectsKHR, egl::enqueue_release_egl_objects);    // gl_acquire_release.cpp
+        // gl_acquire_release.cpp
+        provide(t.clEnqueueAcquireEGLObjectsKHR, opaque_enqueue<egl::enqueue_acquire_egl_objects>);
+        // gl_acquire_release.cpp
+        provide(t.clEnqueueReleaseEGLObjectsKHR, opaque_enqueue<egl::enqueue_release_egl_objects>);
         provide(t.clCreateFromGLTexture, egl::create_from_gl_texture);                 // gl_objects.cpp
         provide(t.clCreateFromGLTexture2D, egl::create_from_gl_texture_2d);            // gl_objects.cpp
         provide(t.clCreateFromGLTexture3D, egl::create_from_gl_texture_3d);            // gl_objects.cpp
         provide(t.clCreateFromGLRenderbuffer, egl::create_from_gl_renderbuffer);       // gl_objects.cpp
         provide(t.clCreateFromGLBuffer, egl::create_from_gl_buffer);                   // gl_objects.cpp
-        provide(t.clEnqueueAcquireGLObjects, egl::enqueue_acquire_gl_objects);         // gl_acquire_release.cpp
-        provide(t.clEnqueueReleaseGLObjects, egl::enqueue_release_gl_objects);         // gl_acquire_release.cpp
+        // gl_acquire_release.cpp
+        provide(t.clEnqueueAcquireGLObjects, opaque_enqueue<egl::enqueue_acquire_gl_objects>);
+        // gl_acquire_release.cpp
+        provide(t.clEnqueueReleaseGLObjects, opaque_enqueue<egl::enqueue_release_gl_objects>);
         provide(t.clGetGLObjectInfo, egl::get_gl_object_info);                         // gl_objects.cpp
         provide(t.clGetGLTextureInfo, egl::get_gl_texture_info);                       // gl_objects.cpp
         provide(t.clGetGLContextInfoKHR, egl::get_gl_context_info);                    // gl_sharing_contexts.cpp

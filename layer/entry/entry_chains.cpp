@@ -28,7 +28,9 @@
 #include "layer/entry/entry_chains.hpp"
 
 #include "layer/blit/copy_overrides.hpp"
+#include "layer/core/command_dependencies.hpp"
 #include "layer/core/dispatch.hpp"
+#include "layer/handoff/acquire_opening.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/handoff/acquire_release.hpp"
 #include "layer/handoff/map_sync.hpp"
@@ -37,6 +39,18 @@
 
 namespace cldmabuf::chain {
 namespace {
+
+// What the command may wait for, recorded once the ICD took it
+// (layer/core/command_dependencies.hpp); the ICD's answer passed on.
+cl_int recorded(cl_int result, cl_command_queue q, cl_uint n, const cl_event *waits, const cl_event *event) {
+    note_enqueued(q, n, waits, event, result == CL_SUCCESS);
+    return result;
+}
+
+void *recorded_map(void *mapped, cl_command_queue q, cl_uint n, const cl_event *waits, const cl_event *event) {
+    note_enqueued(q, n, waits, event, mapped != nullptr);
+    return mapped;
+}
 
 // A refused map: the spec's error in errcode_ret, no pointer.
 void *refused_map(cl_int err, cl_int *errcode_ret) {
@@ -52,7 +66,8 @@ cl_int CL_API_CALL read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, s
                                cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_host_access(b, true, false, "clEnqueueReadBuffer"); err != CL_SUCCESS) return err;
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return next().clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, waits, event);
+    return recorded(next().clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, waits, event),
+                    q, n, waits, event);
 }
 
 cl_int CL_API_CALL read_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t *buffer_origin,
@@ -61,8 +76,10 @@ cl_int CL_API_CALL read_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocki
                                     void *ptr, cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_host_access(b, true, false, "clEnqueueReadBufferRect"); err != CL_SUCCESS) return err;
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return next().clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
-                                          buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, waits, event);
+    const cl_int result = next().clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region,
+                                                         buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                                         host_slice_pitch, ptr, n, waits, event);
+    return recorded(result, q, n, waits, event);
 }
 
 cl_int CL_API_CALL write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
@@ -71,7 +88,8 @@ cl_int CL_API_CALL write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, 
     if (cl_int err = refuse_read_only_write(b, what); err != CL_SUCCESS) return err;
     if (cl_int err = refuse_host_access(b, false, true, what); err != CL_SUCCESS) return err;
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return next().clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, n, waits, event);
+    return recorded(next().clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, n, waits, event),
+                    q, n, waits, event);
 }
 
 cl_int CL_API_CALL write_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t *buffer_origin,
@@ -82,9 +100,10 @@ cl_int CL_API_CALL write_buffer_rect(cl_command_queue q, cl_mem b, cl_bool block
     if (cl_int err = refuse_read_only_write(b, what); err != CL_SUCCESS) return err;
     if (cl_int err = refuse_host_access(b, false, true, what); err != CL_SUCCESS) return err;
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return next().clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
-                                           buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, waits,
-                                           event);
+    const cl_int result = next().clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region,
+                                                          buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                                          host_slice_pitch, ptr, n, waits, event);
+    return recorded(result, q, n, waits, event);
 }
 
 // ---- fills and image writes: 1, then the ICD (CL_MEM_HOST_* does not cover them) ------
@@ -93,7 +112,8 @@ cl_int CL_API_CALL fill_buffer(cl_command_queue q, cl_mem b, const void *pattern
                                size_t size, cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(b, "clEnqueueFillBuffer"); err != CL_SUCCESS) return err;
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return next().clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, n, waits, event);
+    return recorded(next().clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, n, waits, event),
+                    q, n, waits, event);
 }
 
 cl_int CL_API_CALL write_image(cl_command_queue q, cl_mem image, cl_bool blocking, const size_t *origin,
@@ -101,15 +121,17 @@ cl_int CL_API_CALL write_image(cl_command_queue q, cl_mem image, cl_bool blockin
                                const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(image, "clEnqueueWriteImage"); err != CL_SUCCESS) return err;
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return next().clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, n, waits,
-                                      event);
+    const cl_int result =
+        next().clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, n, waits, event);
+    return recorded(result, q, n, waits, event);
 }
 
 cl_int CL_API_CALL fill_image(cl_command_queue q, cl_mem image, const void *color, const size_t *origin,
                               const size_t *region, cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(image, "clEnqueueFillImage"); err != CL_SUCCESS) return err;
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return next().clEnqueueFillImage(q, image, color, origin, region, n, waits, event);
+    return recorded(next().clEnqueueFillImage(q, image, color, origin, region, n, waits, event),
+                    q, n, waits, event);
 }
 
 // ---- copies: 1 on the destination, then the blitter (which passes the rest on) -------
@@ -117,7 +139,8 @@ cl_int CL_API_CALL fill_image(cl_command_queue q, cl_mem image, const void *colo
 cl_int CL_API_CALL copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset,
                                size_t size, cl_uint n, const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyBuffer"); err != CL_SUCCESS) return err;
-    return enqueue_copy_buffer(q, src, dst, src_offset, dst_offset, size, n, waits, event);
+    return recorded(enqueue_copy_buffer(q, src, dst, src_offset, dst_offset, size, n, waits, event),
+                    q, n, waits, event);
 }
 
 cl_int CL_API_CALL copy_buffer_rect(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *src_origin,
@@ -125,29 +148,33 @@ cl_int CL_API_CALL copy_buffer_rect(cl_command_queue q, cl_mem src, cl_mem dst, 
                                     size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint n,
                                     const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyBufferRect"); err != CL_SUCCESS) return err;
-    return enqueue_copy_buffer_rect(q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
-                                    dst_row_pitch, dst_slice_pitch, n, waits, event);
+    const cl_int result = enqueue_copy_buffer_rect(q, src, dst, src_origin, dst_origin, region, src_row_pitch,
+                                                   src_slice_pitch, dst_row_pitch, dst_slice_pitch, n, waits, event);
+    return recorded(result, q, n, waits, event);
 }
 
 cl_int CL_API_CALL copy_image(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *src_origin,
                               const size_t *dst_origin, const size_t *region, cl_uint n, const cl_event *waits,
                               cl_event *event) {
     if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyImage"); err != CL_SUCCESS) return err;
-    return enqueue_copy_image(q, src, dst, src_origin, dst_origin, region, n, waits, event);
+    return recorded(enqueue_copy_image(q, src, dst, src_origin, dst_origin, region, n, waits, event),
+                    q, n, waits, event);
 }
 
 cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *src_origin,
                                         const size_t *region, size_t dst_offset, cl_uint n, const cl_event *waits,
                                         cl_event *event) {
     if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyImageToBuffer"); err != CL_SUCCESS) return err;
-    return enqueue_copy_image_to_buffer(q, src, dst, src_origin, region, dst_offset, n, waits, event);
+    return recorded(enqueue_copy_image_to_buffer(q, src, dst, src_origin, region, dst_offset, n, waits, event),
+                    q, n, waits, event);
 }
 
 cl_int CL_API_CALL copy_buffer_to_image(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
                                         const size_t *dst_origin, const size_t *region, cl_uint n,
                                         const cl_event *waits, cl_event *event) {
     if (cl_int err = refuse_read_only_write(dst, "clEnqueueCopyBufferToImage"); err != CL_SUCCESS) return err;
-    return enqueue_copy_buffer_to_image(q, src, dst, src_offset, dst_origin, region, n, waits, event);
+    return recorded(enqueue_copy_buffer_to_image(q, src, dst, src_offset, dst_origin, region, n, waits, event),
+                    q, n, waits, event);
 }
 
 // ---- maps: 1 (write maps), 2 (buffers), then the map sync (which passes the rest on) --
@@ -158,7 +185,8 @@ void *CL_API_CALL map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_
     if (cl_int err = refuse_read_only_map(b, flags, what); err != CL_SUCCESS) return refused_map(err, errcode_ret);
     if (cl_int err = refuse_host_map(b, flags, what); err != CL_SUCCESS) return refused_map(err, errcode_ret);
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return enqueue_map_buffer(q, b, blocking, flags, offset, size, n, waits, event, errcode_ret);
+    return recorded_map(enqueue_map_buffer(q, b, blocking, flags, offset, size, n, waits, event, errcode_ret),
+                        q, n, waits, event);
 }
 
 void *CL_API_CALL map_image(cl_command_queue q, cl_mem image, cl_bool blocking, cl_map_flags flags,
@@ -167,8 +195,9 @@ void *CL_API_CALL map_image(cl_command_queue q, cl_mem image, cl_bool blocking, 
     if (cl_int err = refuse_read_only_map(image, flags, "clEnqueueMapImage"); err != CL_SUCCESS)
         return refused_map(err, errcode_ret);
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return enqueue_map_image(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, n, waits, event,
-                             errcode_ret);
+    void *mapped = enqueue_map_image(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, n, waits,
+                                     event, errcode_ret);
+    return recorded_map(mapped, q, n, waits, event);
 }
 
 // ---- the unmap and the external-memory handoff: the count, then the handoff -----------
@@ -176,19 +205,24 @@ void *CL_API_CALL map_image(cl_command_queue q, cl_mem image, cl_bool blocking, 
 cl_int CL_API_CALL unmap_mem_object(cl_command_queue q, cl_mem mem, void *mapped_ptr, cl_uint n,
                                     const cl_event *waits, cl_event *event) {
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return enqueue_unmap_mem_object(q, mem, mapped_ptr, n, waits, event);
+    return recorded(enqueue_unmap_mem_object(q, mem, mapped_ptr, n, waits, event),
+                    q, n, waits, event);
 }
 
 cl_int CL_API_CALL acquire_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
                                                 const cl_event *waits, cl_event *event) {
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return enqueue_acquire_external_mem_objects(q, num_mems, mems, n, waits, event);
+    OpeningsMadeHere made;  // the acquire's own openings, which its record names
+    const cl_int result = enqueue_acquire_external_mem_objects(q, num_mems, mems, n, waits, event);
+    note_enqueued(q, n, waits, event, result == CL_SUCCESS, CommandShape::plain, made.serials());
+    return result;
 }
 
 cl_int CL_API_CALL release_external_mem_objects(cl_command_queue q, cl_uint num_mems, const cl_mem *mems, cl_uint n,
                                                 const cl_event *waits, cl_event *event) {
     CountedCommand counted;  // in flight until the ICD's call returned (layer/queue/epoch.hpp)
-    return enqueue_release_external_mem_objects(q, num_mems, mems, n, waits, event);
+    return recorded(enqueue_release_external_mem_objects(q, num_mems, mems, n, waits, event),
+                    q, n, waits, event);
 }
 
 }  // namespace cldmabuf::chain

@@ -1,6 +1,7 @@
 #include "layer/entry/queue_calls.hpp"
 
 #include "layer/blit/queue_context.hpp"
+#include "layer/core/command_dependencies.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
 #include "layer/core/host_step.hpp"
@@ -24,6 +25,9 @@ cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
     cl_int err = next().clFinish(queue);
     resolve_terminated_steps(queue);
     if (err == CL_SUCCESS) note_quiet_queue(queue, word, 0);  // nothing of the queue's is left to run
+    // ... nor to wait for, unless a command of another thread began or
+    // landed meanwhile (it may not be among what the finish waited for).
+    if (err == CL_SUCCESS && word.in_flight() == 0 && read_epoch() == word) forget_queue_dependencies(queue);
     // Nothing of the queue's runs any more: imports its failed acquires
     // detached get their dma-buf back (layer/handoff/failed_acquire_shield.hpp).
     if (err == CL_SUCCESS && any_import_shielded()) queue_drained(queue);
@@ -41,6 +45,7 @@ cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context con
                                                                   cl_int *errcode_ret) {
     cl_command_queue queue = next().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
     if (queue) forget_queue_identity(queue);
+    if (queue) forget_queue_dependencies(queue);
     if (queue && any_queue_failure()) forget_queue(queue);
     if (queue) note_queue_created(queue);
     return queue;
@@ -50,6 +55,7 @@ cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_
                                                   cl_command_queue_properties properties, cl_int *errcode_ret) {
     cl_command_queue queue = next().clCreateCommandQueue(context, device, properties, errcode_ret);
     if (queue) forget_queue_identity(queue);
+    if (queue) forget_queue_dependencies(queue);
     if (queue && any_queue_failure()) forget_queue(queue);
     if (queue) note_queue_created(queue);
     return queue;

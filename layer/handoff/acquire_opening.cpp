@@ -1,5 +1,6 @@
 #include "layer/handoff/acquire_opening.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -33,6 +34,7 @@ public:
     std::vector<cl_event> waits_;  // the acquire's wait list, retained
     std::shared_ptr<DmabufRecord> record_;
     DmabufId id_ = 0;
+    uint64_t serial_ = 0;  // its name in the commands' records (layer/core/command_dependencies.hpp)
     bool waits_complete() const {
         for (cl_event e : waits_) {
             cl_int status = CL_QUEUED;
@@ -59,11 +61,17 @@ void attach_all(const Fences &attach, int fd, const char *what) {
 // Retired: no longer findable; the fences handed to it are abandoned to
 // their releases, which signal them.  Idempotent (a retired id is refused).
 void retire(AcquireOpening &o) {
+    opening_gone(o.serial_);
     std::lock_guard lock(o.record_->mutex);
     o.record_->apply(DmabufEvent{.kind = DmabufEventKind::opening_retired, .opening = o.id_});
 }
 
+thread_local OpeningsMadeHere *openings_made_here = nullptr;
+
 }  // namespace
+
+OpeningsMadeHere::OpeningsMadeHere() : outer_(openings_made_here) { openings_made_here = this; }
+OpeningsMadeHere::~OpeningsMadeHere() { openings_made_here = outer_; }
 
 AcquireOpening::~AcquireOpening() {
     if (record_) retire(*this);
@@ -81,6 +89,8 @@ std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Impor
     std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
     for (cl_event e : waits) next().clRetainEvent(e);
     auto opening = std::make_shared<AcquireOpening>(import, std::move(waits));
+    opening->serial_ = new_opening_serial();
+    if (openings_made_here) openings_made_here->add(opening->serial_);
     auto record = dmabuf_record(*import);
     std::lock_guard lock(record->mutex);
     opening->id_ = record->apply(DmabufEvent{.kind = DmabufEventKind::opening_made, .view = view_id(*import)}).made;
@@ -138,6 +148,60 @@ cl_int open_in_step(AcquireOpening &opening) {
     return err;
 }
 
+namespace {
+
+bool waits_for(const MayWaitFor &waits, uint64_t serial) {
+    return std::find(waits.openings.begin(), waits.openings.end(), serial) != waits.openings.end();
+}
+
+// Under the record's lock: the hand-over `id` of a release that may wait for
+// a user event, kept with what the release waits for and its own dup of the
+// import's fd (the fence goes in through it once narrowed, whatever became
+// of the import).  No dup, no narrowing: the hand-over stays as it is.
+void narrow_hand_overs();
+void keep_wide(DmabufRecord &record, DmabufId id, const Import &import, const MayWaitFor &waits) {
+    static const bool listening = (on_user_event_ended(narrow_hand_overs), true);
+    (void)listening;
+    const int fd = kernel().dup(import.fd);
+    if (fd < 0) return;
+    record.wide[id] = std::make_unique<WideHandOver>(waits, fd);
+}
+
+// The application ended a user event: each hand-over whose release waited
+// for one and now waits only for the layer's own commands keeps only the
+// pending acquires it waits for; with none left its fence goes in now.
+void narrow_in(DmabufRecord &record) {
+    std::vector<std::shared_ptr<AcquireOpening>> held;  // let go after the lock: the last reference retires
+    std::vector<std::pair<Fences, std::unique_ptr<WideHandOver>>> attach;
+    {
+        std::lock_guard lock(record.mutex);
+        for (auto it = record.wide.begin(); it != record.wide.end();) {
+            if (it->second->waits.everything()) {
+                ++it;
+                continue;
+            }
+            DmabufEvent e{.kind = DmabufEventKind::hand_over_narrowed, .depends_on_all = false, .hand_over = it->first};
+            for (const auto &o : record.state.openings) {
+                if (!unopened(o.phase)) continue;
+                auto h = record.openings.find(o.id);
+                auto handle = h == record.openings.end() ? nullptr : h->second.lock();
+                if (!handle || waits_for(it->second->waits, handle->serial_)) e.depends.push_back(o.id);
+                if (handle) held.push_back(std::move(handle));
+            }
+            std::unique_ptr<WideHandOver> wide = std::move(it->second);
+            it = record.wide.erase(it);
+            Fences fences;
+            record.apply(e, &fences);
+            if (!fences.empty()) attach.emplace_back(std::move(fences), std::move(wide));
+        }
+    }
+    for (const auto &[fences, wide] : attach) attach_all(fences, wide->fd, "user event");
+}
+
+void narrow_hand_overs() { for_each_dmabuf_record(narrow_in); }
+
+}  // namespace
+
 // How long a release waits for an acquire's step that is at its opening
 // while no fence is pending: its fence wait and SYNC START return at once,
 // so this is a bound, not a delay.  Handing the fence over instead would
@@ -182,8 +246,11 @@ void start_claims(std::vector<Claim> *claims) {
 
 }  // namespace
 
-bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence) {
+bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence,
+                             const MayWaitFor &waits) {
     const uint64_t access = import.sync_access_flags();
+    // Asked before the lock (a status query per event the layer cannot see through).
+    const bool everything = waits.everything();
     auto record = dmabuf_record(import);
     // Every opening this release looked at, let go after the lock (declared
     // before it): the last reference may destroy one, which takes the lock.
@@ -197,13 +264,18 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         // zero-timeout poll): neither waits.
         DmabufEvent look{.kind = DmabufEventKind::release_looks, .claim_failed = claim_failed};
         look.wait_lists_complete = true;
+        look.depends_on_all = everything;
         bool ahead = false;
         for (const auto &o : record->state.openings) {
             if (!unopened(o.phase)) continue;
             ahead = true;
             auto it = record->openings.find(o.id);
             auto handle = it == record->openings.end() ? nullptr : it->second.lock();
-            look.wait_lists_complete = look.wait_lists_complete && handle && handle->waits_complete();
+            // An opening whose handle is going (its step dropped) counts as one the release waits for.
+            if (everything || !handle || waits_for(waits, handle->serial_)) {
+                look.depends.push_back(o.id);
+                look.wait_lists_complete = look.wait_lists_complete && handle && handle->waits_complete();
+            }
             if (handle) held.push_back(std::move(handle));
         }
         // With no acquire ahead the state answers attach_now whatever the fences say: not asked.
@@ -217,7 +289,12 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
             // A step at its opening with nothing pending is done in a moment: wait for it, then look again.
             record->changed.wait_until(lock, deadline);
             continue;
-        case LookAnswer::hand_over: record->fences[a.made] = std::move(fence); return false;
+        case LookAnswer::hand_over:
+            record->fences[a.made] = std::move(fence);
+            // Waiting for a user event (not for a command the layer cannot see
+            // into): narrowed once the application ended it.
+            if (everything && !waits.opaque) keep_wide(*record, a.made, import, waits);
+            return false;
         case LookAnswer::claim: break;
         }
         stats().fence_waits++;

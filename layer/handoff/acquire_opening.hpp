@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/command_dependencies.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/sync/dmabuf_bridge.hpp"
 
@@ -74,15 +75,38 @@ void retire_openings(const std::vector<std::shared_ptr<AcquireOpening>> &opening
 // bound (CL_OUT_OF_RESOURCES, one log line) as its own fence wait would.
 cl_int open_in_step(AcquireOpening &opening);
 
+// The openings the acquire entry's call makes on this thread while this
+// lives, which its command's record names (layer/core/command_dependencies.hpp).
+class OpeningsMadeHere {
+public:
+    OpeningsMadeHere();
+    ~OpeningsMadeHere();
+    OpeningsMadeHere(const OpeningsMadeHere &) = delete;
+    OpeningsMadeHere &operator=(const OpeningsMadeHere &) = delete;
+    const std::vector<uint64_t> &serials() const { return serials_; }
+    void add(uint64_t serial) { serials_.push_back(serial); }
+
+private:
+    std::vector<uint64_t> serials_;
+    OpeningsMadeHere *outer_;
+};
+
 // A release's part, on the application's thread, for `fence` (not attached
-// yet): every acquire of `import`'s dma-buf (through any import) that has
-// not opened is opened ahead now (then true: the caller attaches the fence
-// now), or the fence goes to all of them (false: the last to open attaches
-// it).  True as well when no such acquire is left.  Decided under the
+// yet), the release being a command that may wait for `waits`: every
+// acquire of `import`'s dma-buf (through any import) that has not opened and
+// that the release may wait for is opened ahead now (then true: the caller
+// attaches the fence now), or the fence goes to all of them (false: the
+// last to open attaches it).  True as well when no such acquire is left:
+// the unopened acquires the release does not wait for then wait for its
+// fence.  A hand-over made while the release may wait for a user event
+// narrows to the acquires it waits for once the application ended that
+// event (on_user_event_ended).  Decided under the
 // openings' lock; the openings to open ahead are claimed there (each with
 // its own dup of the acquire's fd) and their SYNC STARTs done after the lock
 // is dropped: a fence that comes in between the look and the START makes
 // that START wait in the kernel, and nothing else waits behind it.
-bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence);
+// Without `waits`: a release that may wait for every acquire.
+bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence,
+                             const MayWaitFor &waits = MayWaitFor{.opaque = true});
 
 }  // namespace cldmabuf

@@ -439,7 +439,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
 
     // Implicit-sync consumers of the written dma-bufs wait for this step from
     // now on; it signals them when its work is done (layer/handoff/release_fences.hpp).
-    const ReleaseFences fences = attach_release_fences(list);
+    const ReleaseFences fences = attach_release_fences(list, queue, num_events, wait_list);
 
     HostStep step;
     step.queue = queue;

@@ -1,5 +1,6 @@
 #include "layer/handoff/dmabuf_state.hpp"
 
+#include "layer/base/kernel_ops.hpp"
 #include "layer/core/dmabuf_aliases.hpp"
 #include "layer/core/import_state.hpp"
 
@@ -36,21 +37,33 @@ bool copied_both_ways(const Import &import) {
            !import.over_tiled_shadow();
 }
 
+WideHandOver::~WideHandOver() { kernel().close(fd); }
+
 DmabufActions DmabufRecord::apply(const DmabufEvent &event, std::vector<std::shared_ptr<sync::DmabufSignal>> *attach) {
     DmabufTransition t = dmabuf_step(state, event);
     state = std::move(t.next);
-    for (DmabufId h : t.actions.abandon) fences.erase(h);
+    for (DmabufId h : t.actions.abandon) fences.erase(h), wide.erase(h);
     for (DmabufId h : t.actions.attach) {
         auto it = fences.find(h);
         if (it == fences.end()) continue;
         if (attach) attach->push_back(std::move(it->second));
         fences.erase(it);
     }
+    for (DmabufId h : t.actions.attach) wide.erase(h);
     if (event.kind == DmabufEventKind::opening_retired || event.kind == DmabufEventKind::view_gone)
         for (auto it = openings.begin(); it != openings.end();)
             it = state.opening(it->first) ? std::next(it) : openings.erase(it);
     if (t.actions.wake) changed.notify_all();
     return t.actions;
+}
+
+void for_each_dmabuf_record(void (*fn)(DmabufRecord &)) {
+    std::vector<std::shared_ptr<DmabufRecord>> all;
+    {
+        std::lock_guard registry(dmabuf_registry_mutex);
+        for (const auto &[key, record] : *dmabuf_records) all.push_back(record);
+    }
+    for (const auto &record : all) fn(*record);
 }
 
 std::shared_ptr<DmabufRecord> dmabuf_record(const Import &import) {

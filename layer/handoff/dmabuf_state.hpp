@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "layer/core/command_dependencies.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/handoff/dmabuf_transitions.hpp"
 #include "layer/sync/dmabuf_bridge.hpp"
@@ -36,6 +37,18 @@
 namespace cldmabuf {
 
 class AcquireOpening;
+
+// A hand-over whose release may wait for a user event: what the release
+// waits for, and a dup of its import's fd for the fence to go in through
+// once the event ended (layer/handoff/acquire_opening.cpp, narrowing).
+struct WideHandOver {
+    WideHandOver(MayWaitFor w, int dup_fd) : waits(std::move(w)), fd(dup_fd) {}
+    ~WideHandOver();
+    WideHandOver(const WideHandOver &) = delete;
+    WideHandOver &operator=(const WideHandOver &) = delete;
+    MayWaitFor waits;
+    int fd;
+};
 
 struct DmabufRecord {
     std::mutex mutex;
@@ -47,6 +60,7 @@ struct DmabufRecord {
     std::unordered_map<ViewId, std::vector<uint8_t>> uploaded;
     std::unordered_map<DmabufId, std::shared_ptr<sync::DmabufSignal>> fences;  // a hand-over's fence
     std::unordered_map<DmabufId, std::weak_ptr<AcquireOpening>> openings;    // an opening's step
+    std::unordered_map<DmabufId, std::unique_ptr<WideHandOver>> wide;        // a hand-over to narrow
     // Applies `event` (under `mutex`): the state moves on, the fences of
     // abandoned hand-overs are forgotten (their releases signal them), the
     // fences of completed ones are moved into `attach` for the caller to
@@ -56,6 +70,9 @@ struct DmabufRecord {
 
 // The record of `import`'s dma-buf, `import` met as one of its views.
 std::shared_ptr<DmabufRecord> dmabuf_record(const Import &import);
+
+// `fn` for every dma-buf's record, none of their locks held.
+void for_each_dmabuf_record(void (*fn)(DmabufRecord &));
 
 // Uploaded on acquire and written back on release: the copy route, neither
 // READ_ONLY nor WRITE_ONLY, not a tiled shadow (layer/handoff/transfers.hpp,

@@ -118,7 +118,8 @@ void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
 // so the fence in the dma-buf orders them after the release); when none is
 // left, the fence goes in now.  Those at their START stay in it.
 void narrow_hand_over(DS &s, const DmabufEvent &e, DmabufActions &a) {
-    auto it = std::find_if(s.hand_overs.begin(), s.hand_overs.end(), [&](const auto &x) { return x.id == e.hand_over; });
+    auto it =
+        std::find_if(s.hand_overs.begin(), s.hand_overs.end(), [&](const auto &x) { return x.id == e.hand_over; });
     for (auto &o : s.openings) {
         if (o.phase != OpeningPhase::pending || depended_on(e, o)) continue;
         auto h = std::find(o.handed.begin(), o.handed.end(), e.hand_over);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "layer/core/dmabuf_aliases.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
@@ -13,6 +14,7 @@
 #include "layer/base/log.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/core/worker.hpp"
+#include "layer/queue/epoch.hpp"
 
 namespace cldmabuf {
 namespace {
@@ -32,10 +34,13 @@ void note_refused(const Import &import) {
 
 }  // namespace
 
-ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list) {
+ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list, cl_command_queue queue,
+                                    cl_uint num_events, const cl_event *wait_list) {
     ReleaseFences fences;
     const bool fences_on = explicit_fences_on() && sync::can_export_sync_fd();
     if (!fences_on) return fences;
+    // What the release may wait for, asked once where an acquire is ahead.
+    std::optional<MayWaitFor> waits;
     for (const auto &import : list) {
         // The unfinished layer steps on the dma-buf, through any of its imports:
         // its fences are one (layer/core/dmabuf_aliases.hpp).
@@ -57,7 +62,12 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
         auto fence = std::make_shared<sync::DmabufSignal>();
         // An acquire ahead that has not opened (layer/handoff/acquire_opening.hpp):
         // opened ahead, then the fence goes in now; or it takes the fence.
-        if (plan == ReleaseFence::with_acquire && !open_ahead_or_hand_over(*import, fence)) {
+        if (plan == ReleaseFence::with_acquire && !waits) {
+            waits = may_wait_for(queue, num_events, wait_list);
+            // An enqueue the layer does not see may stand between any two commands.
+            waits->opaque = waits->opaque || unseen_enqueues();
+        }
+        if (plan == ReleaseFence::with_acquire && !open_ahead_or_hand_over(*import, fence, *waits)) {
             fences.push_back(std::move(fence));
             continue;
         }

@@ -15,12 +15,15 @@
 //     the timeout.  Counted over every import of the dma-buf: its fences
 //     are one (layer/core/dmabuf_aliases.hpp);
 //   * (not attached now, but later) a dma-buf with a queued acquire, through
-//     any of its imports, that has not run its opening (the pipelined
-//     acquire + kernel + release): the fence is handed to those acquires,
-//     and the last to do its SYNC START attaches it
-//     (layer/handoff/acquire_opening.hpp).  SYNC START waits for every
-//     fence of the dma-buf, so a fence attached before would hold the
-//     acquire until the release ran: a cycle;
+//     any of its imports, that has not run its opening and that the release
+//     may wait for (the pipelined acquire + kernel + release; what each
+//     command may wait for is layer/core/command_dependencies.hpp): the
+//     fence is handed to those acquires, and the last to do its SYNC START
+//     attaches it (layer/handoff/acquire_opening.hpp).  SYNC START waits for
+//     every fence of the dma-buf, so a fence attached before would hold the
+//     acquire until the release ran: a cycle.  An unopened acquire the
+//     release does not wait for takes no hand-over: the fence goes in now
+//     and that acquire's fence wait orders it after the release;
 //   * the fast path (the release is done at once);
 //   * CLDMABUF_EXPLICIT_FENCES=off, no fence source (sw_sync or vgem), or a
 //     dma-buf that refused IMPORT_SYNC_FILE once (not asked again; logged
@@ -38,7 +41,9 @@ namespace cldmabuf {
 
 using ReleaseFences = std::vector<std::shared_ptr<sync::DmabufSignal>>;
 
-ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list);
+// For a release about to be enqueued on `queue` with that wait list.
+ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list, cl_command_queue queue,
+                                    cl_uint num_events, const cl_event *wait_list);
 // Signals every fence (the release step's last act).
 void signal_release_fences(const ReleaseFences &fences);
 // The same, once every event of `writers` completed (their references are

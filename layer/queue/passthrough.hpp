@@ -8,8 +8,9 @@
 // While no import is alive a command is counted as landed at once (the word's
 // own argument says why that is sound) and the slot tail-calls next()'s
 // function.  Otherwise the slot's slow half: for a counted slot a frame that
-// counts the command in flight around the ICD's call (Tracked, below), for a
-// checked slot its entry chain, which does the same after its checks.
+// counts the command in flight around the ICD's call and records what it may
+// wait for (Tracked, below), for a checked slot its entry chain, which does
+// the same after its checks.
 // Installed with wrap(): a slot the target leaves NULL stays NULL.
 //
 // Plain C++ on every target.  GCC gives some slots a frame around the tail
@@ -22,6 +23,7 @@
 #include <type_traits>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/queue/enqueue_args.hpp"
 #include "layer/queue/epoch.hpp"
 #include "layer/core/registry.hpp"
 
@@ -29,7 +31,8 @@ namespace cldmabuf {
 namespace passthrough_detail {
 
 // The slow half of a counted slot: the command is in flight until the ICD's
-// call returned.
+// call returned, and what it may wait for is recorded
+// (layer/core/command_dependencies.hpp).
 template <auto Slot, typename Fn>
 struct Tracked;
 
@@ -37,7 +40,9 @@ template <auto Slot, typename R, typename... Args>
 struct Tracked<Slot, R(CL_API_CALL *)(Args...)> {
     static R CL_API_CALL call(Args... args) {
         CountedCommand counted;
-        return (next().*Slot)(args...);
+        const R result = (next().*Slot)(args...);
+        note_enqueue_call(result == CL_SUCCESS, shape_of_slot<Slot>(), false, args...);
+        return result;
     }
 };
 

@@ -51,10 +51,6 @@ std::vector<Scenario> mapping_cache_scenarios() {
     };
     i.check = [](World &w) { check_end(w, expected); };
     i.between = [](World &w) { fence_while_writing(w, "acqY", "wY", "relY"); };
-    // g's: Y's release fence is handed to X's acquire, not opened (README.md,
-    // "Known defects").
-    i.known_failures = {"the dma-buf has no writer's fence while wY"};
-    i.known_witness = "seed=1";
     return {i};
 }
 

@@ -53,12 +53,6 @@ Scenario pipelined_twice(const std::string &name, const std::string &route_summa
                                   release_everything()};
     };
     g.check = [](World &w) { check_end(w, 2); };
-    // One import's release fence is handed to the other's acquire, which has
-    // not opened (X's waits for the user event on q0, Y's for its first
-    // release): the write runs with no fence on the dma-buf (README.md,
-    // "Known defects").
-    g.known_failures = {"the dma-buf has no writer's fence while w"};
-    g.known_witness = "seed=1";
     g.between = [](World &w) {
         fence_while_writing(w, "acqX2", "wX2", "relX2");
         fence_while_writing(w, "acqY1", "wY1", "relY1");
@@ -71,9 +65,7 @@ Scenario pipelined_twice(const std::string &name, const std::string &route_summa
 // device changed, also where the other import's release writes the dma-buf
 // between an acquire's step and its Write (seed=22 is such a schedule).
 Scenario pipelined_twice_copy() {
-    Scenario g = pipelined_twice("g-copy", "copy route (CLDMABUF_IMPORT=copy)", {{"CLDMABUF_IMPORT", "copy"}}, "");
-    g.known_witness = "seed=1";
-    return g;
+    return pipelined_twice("g-copy", "copy route (CLDMABUF_IMPORT=copy)", {{"CLDMABUF_IMPORT", "copy"}}, "");
 }
 
 }  // namespace
