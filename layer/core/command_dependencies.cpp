@@ -4,7 +4,6 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "layer/core/dispatch.hpp"
 
@@ -22,7 +21,8 @@ struct QueueDeps {
 std::mutex deps_mutex;
 auto *event_deps = new std::unordered_map<cl_event, MayWaitFor>;
 auto *queue_deps = new std::unordered_map<cl_command_queue, QueueDeps>;
-auto *alive = new std::unordered_set<uint64_t>;
+// The openings alive, each with the openings its acquire waits for.
+auto *alive = new std::unordered_map<uint64_t, std::vector<uint64_t>>;
 std::atomic<uint64_t> openings_alive{0};   // alive->size(), read without the lock
 std::atomic<uint64_t> queues_naming{0};    // queues whose record names something, read without the lock
 std::atomic<uint64_t> events_recorded{0};  // event_deps->size(), read without the lock
@@ -157,6 +157,8 @@ void note_enqueued(cl_command_queue queue, cl_uint n, const cl_event *waits, con
                            q.all.unseen.end());
     if (shape == CommandShape::barrier) q.after_barrier = w;
     for (uint64_t s : made)
+        if (auto it = alive->find(s); it != alive->end()) it->second = w.openings;
+    for (uint64_t s : made)
         if (alive->count(s)) w.openings.push_back(s);
     merge(q.all, w);
     count_queue_naming(q, named_before);
@@ -172,7 +174,7 @@ void note_enqueued(cl_command_queue queue, cl_uint n, const cl_event *waits, con
 uint64_t new_opening_serial() {
     const uint64_t s = ++last_serial;
     std::lock_guard lock(deps_mutex);
-    alive->insert(s);
+    alive->emplace(s, std::vector<uint64_t>{});
     openings_alive.store(alive->size(), std::memory_order_relaxed);
     return s;
 }
@@ -181,6 +183,12 @@ void opening_gone(uint64_t serial) {
     std::lock_guard lock(deps_mutex);
     alive->erase(serial);
     openings_alive.store(alive->size(), std::memory_order_relaxed);
+}
+
+bool opening_waits_for(uint64_t later, uint64_t earlier) {
+    std::lock_guard lock(deps_mutex);
+    auto it = alive->find(later);
+    return it != alive->end() && std::find(it->second.begin(), it->second.end(), earlier) != it->second.end();
 }
 
 void forget_event_dependencies(cl_event event) {

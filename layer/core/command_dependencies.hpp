@@ -84,6 +84,8 @@ void note_unrecorded_enqueue();
 // Openings: a serial for a new one, alive until it is gone (retired).
 uint64_t new_opening_serial();
 void opening_gone(uint64_t serial);
+// Whether the acquire of opening `later` waits for that of `earlier` (both alive).
+bool opening_waits_for(uint64_t later, uint64_t earlier);
 
 // Handles the ICD may give to new objects: the event's record goes at the
 // application's release (or a user event's creation), the queue's at its

@@ -113,7 +113,8 @@ cl_int open_in_step(AcquireOpening &opening) {
         // step's own START would wait for that fence too.  Bounded as the
         // step's own fence wait is.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(fence_timeout_ms());
-        DmabufActions a = record.apply(begins);
+        Fences nested;  // skipped inside an open bracket: the fences handed to it go in now
+        DmabufActions a = record.apply(begins, &nested);
         while (a.step == StepAnswer::wait_for_claim) {
             if (record.changed.wait_until(lock, deadline) == std::cv_status::timeout) {
                 // The release's START, when it returns, publishes nothing.
@@ -127,9 +128,14 @@ cl_int open_in_step(AcquireOpening &opening) {
             }
             a = record.apply(begins);
         }
-        // Opened ahead by a release; or retired (its import torn down): the
-        // step opens it as one without an opening would.
-        if (a.step == StepAnswer::skip) return CL_SUCCESS;
+        // Opened ahead by a release, or nested in an open bracket; or
+        // retired (its import torn down): the step opens it as one without
+        // an opening would.
+        if (a.step == StepAnswer::skip) {
+            lock.unlock();
+            attach_all(nested, opening.import_->fd, "acquire");
+            return CL_SUCCESS;
+        }
         if (a.step != StepAnswer::open) {
             lock.unlock();
             return open_acquire(*opening.import_);
@@ -262,9 +268,14 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         // The facts the state does not hold: the unopened acquires' wait
         // lists (a status query each) and the dma-buf's fences (a
         // zero-timeout poll): neither waits.
-        DmabufEvent look{.kind = DmabufEventKind::release_looks, .claim_failed = claim_failed};
+        DmabufEvent look{.kind = DmabufEventKind::release_looks, .view = view_id(import), .claim_failed = claim_failed};
         look.wait_lists_complete = true;
         look.depends_on_all = everything;
+        // The release's own acquire (its view's bracket), for the acquires nested in it.
+        const DmabufState::View *view = record->state.view(view_id(import));
+        std::shared_ptr<AcquireOpening> own;
+        if (view && view->bracket)
+            if (auto it = record->openings.find(view->bracket); it != record->openings.end()) own = it->second.lock();
         bool ahead = false;
         for (const auto &o : record->state.openings) {
             if (!unopened(o.phase)) continue;
@@ -275,9 +286,12 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
             if (everything || !handle || waits_for(waits, handle->serial_)) {
                 look.depends.push_back(o.id);
                 look.wait_lists_complete = look.wait_lists_complete && handle && handle->waits_complete();
+                if (own && handle && handle != own && opening_waits_for(handle->serial_, own->serial_))
+                    look.after_bracket.push_back(o.id);
             }
             if (handle) held.push_back(std::move(handle));
         }
+        if (own) held.push_back(std::move(own));
         // With no acquire ahead the state answers attach_now whatever the fences say: not asked.
         look.fence_pending_now = ahead && !fences_signalled_now(import, access);
         look.waited = std::chrono::steady_clock::now() >= deadline;

@@ -44,9 +44,24 @@ void finish_handed_over(DS &s, DS::Opening &o, bool failed, DmabufActions &a) {
     o.handed.clear();
 }
 
+// The outer opening `outer` started (true) or will not (false): the
+// openings nested in it skip their opening, or open as any other.
+void outer_settled(DS &s, DmabufId outer, bool started) {
+    for (auto &o : s.openings) {
+        if (o.nested_in != outer || o.outer_open) continue;
+        if (started)
+            o.outer_open = true;
+        else
+            o.nested_in = 0;
+    }
+}
+
 void retire_opening(DS &s, DmabufId id, DmabufActions &a) {
     auto it = std::find_if(s.openings.begin(), s.openings.end(), [id](const auto &o) { return o.id == id; });
     if (it == s.openings.end()) return;
+    if (!it->started) outer_settled(s, id, false);
+    for (auto &v : s.views)
+        if (v.bracket == id) v.bracket = 0;  // its release, if one comes, has no acquire of its own left to close
     a.wake = a.wake || it->phase == OpeningPhase::opening || it->phase == OpeningPhase::opening_ahead;
     finish_handed_over(s, *it, /*failed=*/true, a);
     s.openings.erase(it);
@@ -71,21 +86,42 @@ bool depended_on(const DmabufEvent &e, const DS::Opening &o) {
 // START wait in the kernel, unbounded.  Every other unopened acquire is
 // after it or beside it: the fence goes in now and that acquire's fence wait
 // orders it after the release.
+//
+// A pending acquire the release waits for that itself waits for the
+// release's own acquire (the release's view's bracket) runs inside that
+// bracket: nested, it takes no hand-over (its START would wait for this
+// fence, a cycle; handed over, the writes between the release's own
+// acquire and it would run unfenced) and skips its opening.
 void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
     std::vector<DS::Opening *> ahead;
     AheadFacts f;
     f.wait_lists_complete = e.wait_lists_complete;
     f.fence_pending_now = e.fence_pending_now;
+    DS::View *v = state_view(s, e.view);
+    const DS::Opening *own = v && v->bracket ? s.opening(v->bracket) : nullptr;
+    if (own && (!depended_on(e, *own) || (own->phase == OpeningPhase::done && !own->started))) own = nullptr;
+    // The bracket stays the view's until the release's answer is final (it
+    // may wait for a step or claim, then look again).
+    auto closes = [v](LookAnswer answer) {
+        if (v && (answer == LookAnswer::attach_now || answer == LookAnswer::hand_over)) v->bracket = 0;
+    };
     for (auto &o : s.openings) {
         if (!unopened(o.phase)) continue;
         const bool busy = o.phase == OpeningPhase::opening || o.phase == OpeningPhase::opening_ahead;
         if (!busy && !depended_on(e, o)) continue;
+        if (own && &o != own && o.phase == OpeningPhase::pending && (o.nested_in == 0 || o.nested_in == own->id) &&
+            std::find(e.after_bracket.begin(), e.after_bracket.end(), o.id) != e.after_bracket.end()) {
+            o.nested_in = own->id;
+            o.outer_open = own->started;
+            continue;
+        }
         ahead.push_back(&o);
         // Another release at its START counts as a step at its opening.
         f.step_running |= busy;
     }
     if (ahead.empty()) {
         a.look = LookAnswer::attach_now;
+        closes(a.look);
         return;
     }
     // A step at its opening with nothing pending is done in a moment: the
@@ -111,6 +147,7 @@ void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
     s.hand_overs.push_back(h);
     a.look = LookAnswer::hand_over;
     a.made = h.id;
+    closes(a.look);
 }
 
 // A hand-over whose release no longer waits for what the layer cannot see:
@@ -132,9 +169,37 @@ void narrow_hand_over(DS &s, const DmabufEvent &e, DmabufActions &a) {
     s.hand_overs.erase(it);
 }
 
+// One state, one form: whether a finished opening started matters only
+// while an opening is nested in it or it is a view's bracket, and a failed
+// one is no bracket.
+void normalize(DS &s) {
+    // A bracket whose opening failed is closed by nothing: no acquire nests in it.
+    for (auto &v : s.views)
+        if (const DS::Opening *o = v.bracket ? s.opening(v.bracket) : nullptr;
+            o && o->phase == OpeningPhase::done && !o->started)
+            v.bracket = 0;
+    for (auto &o : s.openings) {
+        if (o.phase != OpeningPhase::done || !o.started) continue;
+        const bool named = std::any_of(s.openings.begin(), s.openings.end(),
+                                       [&](const auto &x) { return x.nested_in == o.id; }) ||
+                           std::any_of(s.views.begin(), s.views.end(), [&](const auto &v) { return v.bracket == o.id; });
+        if (!named) o.started = false;
+    }
+}
+
+DmabufTransition step_unnormalized(const DmabufState &state, const DmabufEvent &e);
+
 }  // namespace
 
 DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
+    DmabufTransition t = step_unnormalized(state, e);
+    if (!t.actions.refused) normalize(t.next);
+    return t;
+}
+
+namespace {
+
+DmabufTransition step_unnormalized(const DmabufState &state, const DmabufEvent &e) {
     DmabufTransition t{state, {}};
     DS &s = t.next;
     DmabufActions &a = t.actions;
@@ -192,6 +257,7 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
         if (!s.view(e.view)) return refuse();
         a.made = s.next_id++;
         s.openings.push_back({a.made, e.view, P::pending, {}});
+        state_view(s, e.view)->bracket = a.made;
         return t;
     case K::opening_retired:
         if (!s.opening(e.opening)) return refuse();
@@ -200,6 +266,19 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
     case K::step_begins: {
         DS::Opening *o = state_opening(s, e.opening);
         if (!o) return refuse();
+        if (o->phase == P::pending && o->nested_in != 0 && o->outer_open) {
+            // Inside the outer bracket: no fence wait, no START; the fences
+            // handed to it go in now.
+            o->phase = P::done;
+            o->started = true;
+            finish_handed_over(s, *o, /*failed=*/false, a);
+            outer_settled(s, o->id, true);
+            a.step = StepAnswer::skip;
+            return t;
+        }
+        // Not nested, or not pending any more: opened as any other.
+        o->nested_in = 0;
+        o->outer_open = false;
         switch (o->phase) {
         case P::pending: o->phase = P::opening; a.step = StepAnswer::open; return t;
         case P::opened_ahead: o->phase = P::done; a.step = StepAnswer::skip; return t;
@@ -215,6 +294,7 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
         // The release's START, when it returns, publishes nothing.
         o->phase = P::done;
         finish_handed_over(s, *o, /*failed=*/true, a);
+        outer_settled(s, o->id, false);
         a.wake = true;
         return t;
     }
@@ -222,7 +302,9 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
         DS::Opening *o = state_opening(s, e.opening);
         if (!o || o->phase != P::opening) return refuse();
         o->phase = P::done;
+        o->started = e.ok;
         finish_handed_over(s, *o, !e.ok, a);
+        outer_settled(s, o->id, e.ok);
         a.wake = true;
         return t;
     }
@@ -244,10 +326,12 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
         // Retired meanwhile, or given up by its step: nothing to publish.
         if (!o || o->phase != P::opening_ahead) return refuse();
         o->phase = e.ok ? P::opened_ahead : P::pending;
+        o->started = e.ok;
         // Other releases' fences handed to it while it was claimed: attached
         // once every opening they wait for started.  A claim that did not
         // start leaves them to the step.
         if (e.ok) finish_handed_over(s, *o, /*failed=*/false, a);
+        if (e.ok) outer_settled(s, o->id, true);
         a.wake = true;
         return t;
     }
@@ -261,5 +345,7 @@ DmabufTransition dmabuf_step(const DmabufState &state, const DmabufEvent &e) {
     }
     return refuse();
 }
+
+}  // namespace
 
 }  // namespace cldmabuf

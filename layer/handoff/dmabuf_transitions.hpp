@@ -53,7 +53,7 @@ using DmabufId = uint32_t;  // an opening or a hand-over, unique within its dma-
 enum class OpeningPhase {
     pending,        // neither its step nor a release has begun
     opening_ahead,  // a release claimed it and is at its fence look and SYNC START, outside the lock
-    opened_ahead,   // that release did it; the step skips it
+    opened_ahead,   // that release did it; the step skips it (as it skips a nested one)
     opening,        // its step is at it
     done,           // its step finished it (or gave up waiting for the release's claim)
 };
@@ -64,6 +64,9 @@ struct DmabufState {
         ViewId id = 0;
         bool both_ways = false;  // copy route, uploaded and written back: it keeps snapshots when aliased
         CycleState cycle;
+        // Its latest opening whose release has not looked yet: the bracket
+        // that release closes (0: none, or its release looked).
+        DmabufId bracket = 0;
         bool operator==(const View &o) const = default;
     };
     struct Opening {
@@ -71,6 +74,14 @@ struct DmabufState {
         ViewId view = 0;
         OpeningPhase phase = OpeningPhase::pending;
         std::vector<DmabufId> handed;  // hand-overs it is one of the acquires ahead of
+        bool started = false;          // its SYNC START was done (by its step or ahead)
+        // Nested in another view's open bracket (that opening's id): its
+        // acquire waits for that opening and a release that closes that
+        // bracket waits for it, so when it runs the dma-buf is in an open
+        // CPU-access bracket with the fences that release put there; it skips
+        // its fence wait and SYNC START once the outer one started.
+        DmabufId nested_in = 0;
+        bool outer_open = false;  // the opening it is nested in started
         bool operator==(const Opening &o) const = default;
     };
     struct HandOver {
@@ -131,6 +142,10 @@ struct DmabufEvent {
     bool depends_on_all = true;
     std::vector<DmabufId> depends = {};
     DmabufId hand_over = 0;  // hand_over_narrowed
+    // release_looks: `view` is the releasing import (its bracket is the one
+    // this release closes; 0: none); `after_bracket` the openings whose
+    // acquire waits for that bracket's opening.
+    std::vector<DmabufId> after_bracket = {};
 };
 
 enum class StepAnswer { none, open, skip, wait_for_claim };

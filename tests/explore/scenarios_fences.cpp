@@ -83,8 +83,10 @@ Chunk consumer_reads() {
 // acquire and that release, on one in-order queue (l): Y acquired behind a
 // user event, a write of v1 (every word), X acquired, a write of v2 to the
 // first half, then Y and X released; the event completes last.  Y's release
-// depends on X's acquire (the queue is in order), so its fence cannot go in
-// before X's SYNC START; Y's write runs before that START.
+// waits for X's acquire (the queue is in order), so its fence cannot go in
+// before X's SYNC START, and Y's write runs before that START: X's acquire,
+// nested in Y's open bracket, skips its fence wait and START, and Y's fence
+// goes in at Y's own.
 Scenario nested_alias_acquire() {
     Scenario l;
     l.name = "l";
@@ -115,11 +117,6 @@ Scenario nested_alias_acquire() {
         fence_while_writing(w, "acqY", "wY", "relY");
         fence_while_writing(w, "acqX", "wX", "relX");
     };
-    // Y's release hands its fence to both unopened acquires; the last, X's,
-    // attaches it, after Y's write ran with no fence on the dma-buf
-    // (README.md, "Known defects", rule 3).
-    l.known_failures = {"the dma-buf has no writer's fence while wY"};
-    l.known_witness = "seed=1";
     return l;
 }
 

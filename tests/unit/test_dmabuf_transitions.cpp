@@ -37,11 +37,11 @@ std::string key_of(const DmabufState &s) {
     std::string k;
     auto put = [&k](uint64_t v) { k += std::to_string(v) + ","; };
     for (const auto &v : s.views) {
-        put(v.id), put(v.both_ways), put(v.cycle.held), put(v.cycle.armed);
+        put(v.id), put(v.both_ways), put(v.cycle.held), put(v.cycle.armed), put(v.bracket);
     }
     k += "|";
     for (const auto &o : s.openings) {
-        put(o.id), put(o.view), put(static_cast<int>(o.phase));
+        put(o.id), put(o.view), put(static_cast<int>(o.phase)), put(o.started), put(o.nested_in), put(o.outer_open);
         for (DmabufId h : o.handed) put(h);
         k += ";";
     }
@@ -101,6 +101,18 @@ std::vector<DmabufEvent> events_for(const DmabufState &s) {
         }
         for (const auto &h : s.hand_overs)
             out.push_back({.kind = K::hand_over_narrowed, .depends_on_all = all, .depends = ids, .hand_over = h.id});
+        // A release of each view whose own acquire (the view's bracket) the
+        // acquires `ids` wait for, waiting for every opening.
+        for (const auto &v : s.views)
+            for (bool complete : bools) {
+                if (all || !v.bracket) continue;
+                DmabufEvent e{.kind = K::release_looks, .view = v.id};
+                e.wait_lists_complete = complete;  // claims, or hand-overs
+                e.depends_on_all = false;
+                e.depends = made;
+                e.after_bracket = ids;
+                out.push_back(e);
+            }
         out.push_back({.kind = K::hand_over_narrowed, .depends_on_all = all, .depends = ids, .hand_over = s.next_id});
     }
     out.push_back({.kind = K::fence_refused});
@@ -153,7 +165,7 @@ void check_state(const DmabufState &s) {
     }
 }
 
-// What one transition may do (I5 ... I16).
+// What one transition may do (I5 ... I17).
 void check_transition(const DmabufState &prev, const DmabufEvent &e, const DmabufTransition &t) {
     const DmabufState &next = t.next;
     const DmabufActions &a = t.actions;
@@ -184,7 +196,8 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
         }
         ENSURE(hand_over(prev, h)->remaining == 1);
         ENSURE(e.ok);
-        ENSURE((e.kind == K::step_opened || e.kind == K::claim_published));
+        ENSURE((e.kind == K::step_opened || e.kind == K::claim_published ||
+                (e.kind == K::step_begins && a.step == StepAnswer::skip)));
         ENSURE(contains(prev.opening(e.opening)->handed, h));
     }
     // I16: narrowing takes out of a hand-over only pending acquires its
@@ -207,12 +220,47 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
     // dma-buf that it may depend on, and none at its SYNC START; its fence
     // is handed to exactly those (every other unopened acquire waits for it
     // in the dma-buf).
+    // Except those nested in the release's own bracket (I17).
+    auto nested_here = [&](const DmabufState::Opening &o) {
+        const auto *after = next.opening(o.id);
+        const auto *v = prev.view(e.view);
+        return after && after->nested_in != 0 && v && after->nested_in == v->bracket && o.phase == P::pending &&
+               contains(e.after_bracket, o.id) && depended_on(e, *prev.opening(after->nested_in));
+    };
     if (a.look == LookAnswer::attach_now)
         for (const auto &o : prev.openings)
-            ENSURE(!(unopened(o.phase) && (depended_on(e, o) || busy(o.phase))));
+            ENSURE((!(unopened(o.phase) && (depended_on(e, o) || busy(o.phase))) || nested_here(o)));
     if (a.look == LookAnswer::hand_over)
-        for (const auto &o : next.openings)
-            ENSURE(contains(o.handed, a.made) == (unopened(o.phase) && (depended_on(e, o) || busy(o.phase))));
+        for (const auto &o : next.openings) {
+            const bool ahead = unopened(o.phase) && (depended_on(e, o) || busy(o.phase));
+            if (contains(o.handed, a.made)) ENSURE(ahead);
+            if (ahead && !contains(o.handed, a.made)) ENSURE(nested_here(*prev.opening(o.id)));
+        }
+    // I17: an acquire skips its fence wait and SYNC START as nested only
+    // once the opening it is nested in started; it is nested only by a
+    // release of that opening's view that waits for both, and only if it
+    // waits for that opening; an opening counts as started only after its
+    // START (or its nested skip).
+    for (const auto &o : next.openings) {
+        const auto *before = prev.opening(o.id);
+        if (o.nested_in != 0 && (!before || before->nested_in != o.nested_in)) {
+            ENSURE(e.kind == K::release_looks);
+            ENSURE(nested_here(*before));
+        }
+        if (o.outer_open && !(before && before->outer_open && before->nested_in == o.nested_in)) {
+            const auto *outer = prev.opening(o.nested_in);
+            ENSURE(((outer && outer->started) ||
+                    ((e.kind == K::step_opened || e.kind == K::claim_published) && e.ok && e.opening == o.nested_in) ||
+                    (e.kind == K::step_begins && a.step == StepAnswer::skip && e.opening == o.nested_in)));
+        }
+        if (o.started && !(before && before->started))
+            ENSURE((((e.kind == K::step_opened || e.kind == K::claim_published) && e.ok && e.opening == o.id) ||
+                    (e.kind == K::step_begins && e.opening == o.id && a.step == StepAnswer::skip)));
+    }
+    if (a.step == StepAnswer::skip && prev.opening(e.opening)->phase == P::pending) {
+        ENSURE(prev.opening(e.opening)->nested_in != 0);
+        ENSURE(prev.opening(e.opening)->outer_open);
+    }
     if (e.kind == K::release_looks && !e.depends_on_all && a.look != LookAnswer::none) {
         // Looked at only the acquires it depends on: an unopened one it does
         // not depend on never makes it wait, claim or hand over.
@@ -239,8 +287,8 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
         ENSURE(hand_over(next, a.made) != nullptr);
     }
     // I10: one SYNC START per opening: the step opens only a pending one,
-    // skips only one opened ahead; an opening is pending again only after a
-    // claim that did not start.
+    // skips only one opened ahead (or nested, I17); an opening is pending
+    // again only after a claim that did not start.
     for (const auto &o : next.openings) {
         const auto *before = prev.opening(o.id);
         if (!before) {
@@ -254,7 +302,8 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
         if (before->phase == P::opened_ahead) ENSURE((o.phase == P::opened_ahead || o.phase == P::done));
     }
     if (a.step == StepAnswer::open) ENSURE(prev.opening(e.opening)->phase == P::pending);
-    if (a.step == StepAnswer::skip) ENSURE(prev.opening(e.opening)->phase == P::opened_ahead);
+    if (a.step == StepAnswer::skip)
+        ENSURE((prev.opening(e.opening)->phase == P::opened_ahead || prev.opening(e.opening)->outer_open));
     // I11: a retired opening is never findable again; one is retired only by
     // its step or its import's teardown.
     for (const auto &o : prev.openings)
@@ -440,4 +489,57 @@ TEST_CASE("dma-buf state: a hand-over narrowed to the acquires its release depen
     CHECK(narrowed.attach == std::vector<DmabufId>{look.made});
     CHECK(s.opening(y)->handed.empty());
     CHECK(s.hand_overs.empty());
+}
+
+TEST_CASE("dma-buf state: an acquire nested in a release's own open bracket skips its opening; the release's fence "
+          "waits only for its own",
+          "[dmabuf-state]") {
+    DmabufState s;
+    auto step = [&s](DmabufEvent e) {
+        DmabufTransition t = dmabuf_step(s, e);
+        s = t.next;
+        return t.actions;
+    };
+    step({.kind = K::view_met, .view = 1});  // X
+    step({.kind = K::view_met, .view = 2});  // Y
+    // One in-order queue: acquire Y (behind a user event), write, acquire X, write, release Y, release X.
+    const DmabufId y = step({.kind = K::opening_made, .view = 2}).made;
+    const DmabufId x = step({.kind = K::opening_made, .view = 1}).made;
+    const DmabufActions rel_y = step({.kind = K::release_looks,
+                                      .view = 2,
+                                      .depends_on_all = false,
+                                      .depends = {y, x},
+                                      .after_bracket = {x}});
+    REQUIRE(rel_y.look == LookAnswer::hand_over);
+    CHECK(s.opening(y)->handed == std::vector<DmabufId>{rel_y.made});
+    CHECK(s.opening(x)->handed.empty());
+    CHECK(s.opening(x)->nested_in == y);
+    const DmabufActions rel_x =
+        step({.kind = K::release_looks, .view = 1, .depends_on_all = false, .depends = {y, x}});
+    REQUIRE(rel_x.look == LookAnswer::hand_over);
+    // Y's acquire opens: Y's fence goes in before Y's write runs.
+    CHECK(step({.kind = K::step_begins, .opening = y}).step == StepAnswer::open);
+    CHECK(step({.kind = K::step_opened, .opening = y, .ok = true}).attach == std::vector<DmabufId>{rel_y.made});
+    // X's acquire runs inside Y's bracket: no fence wait, no START; X's fence goes in.
+    const DmabufActions x_step = step({.kind = K::step_begins, .opening = x});
+    CHECK(x_step.step == StepAnswer::skip);
+    CHECK(x_step.attach == std::vector<DmabufId>{rel_x.made});
+}
+
+TEST_CASE("dma-buf state: an acquire nested in a bracket that never opened opens as any other", "[dmabuf-state]") {
+    DmabufState s;
+    auto step = [&s](DmabufEvent e) {
+        DmabufTransition t = dmabuf_step(s, e);
+        s = t.next;
+        return t.actions;
+    };
+    step({.kind = K::view_met, .view = 1});
+    step({.kind = K::view_met, .view = 2});
+    const DmabufId y = step({.kind = K::opening_made, .view = 2}).made;
+    const DmabufId x = step({.kind = K::opening_made, .view = 1}).made;
+    step({.kind = K::release_looks, .view = 2, .depends_on_all = false, .depends = {y, x}, .after_bracket = {x}});
+    CHECK(step({.kind = K::step_begins, .opening = y}).step == StepAnswer::open);
+    CHECK(step({.kind = K::step_opened, .opening = y, .ok = false}).abandon.size() == 1);
+    CHECK(s.opening(x)->nested_in == 0);
+    CHECK(step({.kind = K::step_begins, .opening = x}).step == StepAnswer::open);
 }
