@@ -180,9 +180,11 @@ void normalize(DS &s) {
             v.bracket = 0;
     for (auto &o : s.openings) {
         if (o.phase != OpeningPhase::done || !o.started) continue;
-        const bool named = std::any_of(s.openings.begin(), s.openings.end(),
-                                       [&](const auto &x) { return x.nested_in == o.id; }) ||
-                           std::any_of(s.views.begin(), s.views.end(), [&](const auto &v) { return v.bracket == o.id; });
+        const bool nests = std::any_of(s.openings.begin(), s.openings.end(),
+                                       [&](const auto &x) { return x.nested_in == o.id; });
+        const bool bracket =
+            std::any_of(s.views.begin(), s.views.end(), [&](const auto &v) { return v.bracket == o.id; });
+        const bool named = nests || bracket;
         if (!named) o.started = false;
     }
 }
