@@ -190,7 +190,10 @@ TEST_CASE("a kernel behind a failed acquire does not run: its event fails, the d
     ClEnv env;
     const Outcome o = kernel_behind_failed_acquire(env);
     CHECK(o.finish == CL_OUT_OF_RESOURCES);
-    CHECK(o.finish_again == CL_SUCCESS);
+    // The side table reports the failure once.  Under propagate the failed
+    // events are the ICD's, and so is clFinish's answer: NVIDIA repeats it
+    // until a later command completed (finish_after, below, is 0).
+    if (!layer_propagates(env)) CHECK(o.finish_again == CL_SUCCESS);
     CHECK(o.acquire < 0);
     if (layer_propagates(env))
         CHECK(o.kernel < 0);  // terminated by the ICD, not CL_COMPLETE
