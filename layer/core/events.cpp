@@ -12,6 +12,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
 #include "layer/core/host_step.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/core/worker.hpp"
 
@@ -91,6 +92,7 @@ namespace {
 struct CallbackHop {
     void(CL_CALLBACK *notify)(cl_event, cl_int, void *);
     void *user_data;
+    IcdEvent held;
 };
 
 // `data` is the CallbackHop handed over at registration: adopted back here.
@@ -99,11 +101,11 @@ void CL_CALLBACK hop(cl_event event, cl_int status, void *data) {
     cl_int failed_status;
     if (status >= 0 && event_types().failed(event, &failed_status)) status = failed_status;
     h->notify(event, status, h->user_data);
-    // Not released inside the ICD's callback: on a worker of its own.
-    post_to_worker(reinterpret_cast<const void *>(&hop), [event] {
-        event_types().drop(event);
-        next().clReleaseEvent(event);
-    });
+    // Not released inside the ICD's callback: on a worker of its own, the
+    // entry first (one queue: in that order).
+    const void *worker = reinterpret_cast<const void *>(&hop);
+    post_to_worker(worker, [event] { event_types().drop(event); });
+    release_on_worker(worker, std::move(h->held));
 }
 
 }  // namespace
@@ -112,15 +114,13 @@ cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type, void(CL_CALLB
                                       void *user_data) {
     if (event_types().empty() || type != CL_COMPLETE || !notify || !event_types().contains(event))
         return next().clSetEventCallback(event, type, notify, user_data);
-    auto h = std::make_unique<CallbackHop>(CallbackHop{notify, user_data});
-    next().clRetainEvent(event);
+    auto h = std::make_unique<CallbackHop>(CallbackHop{notify, user_data, IcdEvent::retain(event)});
     event_types().hold(event);
     cl_int err = next().clSetEventCallback(event, type, hop, h.get());
     if (err == CL_SUCCESS) {
         h.release();  // the callback's now
     } else {
-        event_types().drop(event);
-        next().clReleaseEvent(event);
+        event_types().drop(event);  // `h` goes, and its reference with it
     }
     return err;
 }

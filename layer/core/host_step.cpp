@@ -10,6 +10,7 @@
 
 #include "layer/core/dispatch.hpp"
 #include "layer/core/failed_events.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/core/step_events.hpp"
@@ -21,33 +22,23 @@ namespace cldmabuf {
 namespace {
 
 struct PendingStep {
-    PendingStep() = default;
-    PendingStep(const PendingStep &) = delete;
-    PendingStep &operator=(const PendingStep &) = delete;
-    ~PendingStep() {
-        if (marker) next().clReleaseEvent(marker);  // the step's own reference (see `marker`)
-    }
     uint64_t id = 0;  // its marker callback's user data: never reused, so a late callback finds nothing
     std::function<cl_int(cl_int)> work;
     std::function<void()> before_open_after_failure;
     cl_command_queue queue = nullptr;
     FailureMode mode = FailureMode::sidetable;
-    // Retained while the step lives: a sweep asks its status while the
+    // Held while the step lives: a sweep asks its status while the
     // barrier's callback may already have released StepEvents' reference.
-    cl_event marker = nullptr;
-    cl_event gate = nullptr;
-    cl_event barrier = nullptr;  // retained until the job finished
+    IcdEvent marker;
+    cl_event gate = nullptr;  // StepEvents' reference
+    IcdEvent barrier;  // until the job finished
     std::shared_ptr<StepEvents> events;
-    std::vector<cl_mem> keep_alive;
+    IcdMems keep_alive;
     HostStep::Waits waits = HostStep::Waits::dmabuf_fences;
-    cl_event reported = nullptr;  // the step's event as the application holds it (retained)
+    IcdEvent reported;  // the step's event while the application holds it: its side-table entry's
     cl_device_id profiled_device = nullptr;  // non-null on a profiling queue with an event
     StepClock clock;
 };
-
-void release_all(const std::vector<cl_mem> &mems) {
-    for (cl_mem m : mems) next().clReleaseMemObject(m);
-}
 
 // Steps that have not been claimed yet, in enqueue order: a step runs
 // exactly once, whether its marker's callback claims it (twice, late, or
@@ -73,14 +64,14 @@ size_t &count_of(UnfinishedSteps &steps, HostStep::Waits waits) {
     return waits == HostStep::Waits::openable_acquire ? steps.openable_acquires : steps.dmabuf_fences;
 }
 
-void note_unfinished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
+void note_unfinished(const IcdMems &mems, HostStep::Waits waits) {
     unfinished_steps.fetch_add(1, std::memory_order_relaxed);
     if (waits == HostStep::Waits::nothing) return;
     std::lock_guard lock(unfinished_mutex);
     for (cl_mem m : mems) ++count_of((*unfinished_mems)[m], waits);
 }
 
-void note_finished(const std::vector<cl_mem> &mems, HostStep::Waits waits) {
+void note_finished(const IcdMems &mems, HostStep::Waits waits) {
     unfinished_steps.fetch_sub(1, std::memory_order_release);
     if (waits == HostStep::Waits::nothing) return;
     std::lock_guard lock(unfinished_mutex);
@@ -124,9 +115,9 @@ uint64_t device_now(cl_device_id device) {
 void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status) {
     StepClock &clock = pending->clock;
     if (pending->profiled_device) {
-        clock.marker_queued = profiling_info(pending->marker, CL_PROFILING_COMMAND_QUEUED);
-        clock.marker_submit = profiling_info(pending->marker, CL_PROFILING_COMMAND_SUBMIT);
-        clock.marker_end = profiling_info(pending->marker, CL_PROFILING_COMMAND_END);
+        clock.marker_queued = profiling_info(pending->marker.get(), CL_PROFILING_COMMAND_QUEUED);
+        clock.marker_submit = profiling_info(pending->marker.get(), CL_PROFILING_COMMAND_SUBMIT);
+        clock.marker_end = profiling_info(pending->marker.get(), CL_PROFILING_COMMAND_END);
         clock.device_start = device_now(pending->profiled_device);
         clock.host_start = host_now_ns();
     }
@@ -146,13 +137,13 @@ void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status)
     if (pending->profiled_device) {
         clock.device_end = clock.device_start ? device_now(pending->profiled_device) : 0;
         clock.host_end = host_now_ns();
-        event_types().set_times(pending->reported, compose_step_times(clock));
+        event_types().set_times(pending->reported.get(), compose_step_times(clock));
     }
     // Recorded before the gate opens, so that a waiter or callback woken by
     // it already sees the failure.
     if (result != CL_SUCCESS) {
         if (!inherited) note_queue_failure(pending->queue, result);
-        if (pending->reported) event_types().set_failed(pending->reported, result);
+        if (pending->reported) event_types().set_failed(pending->reported.get(), result);
         // The ICD will run the commands behind: what the step can still do
         // about them, it does before the gate opens.
         if (pending->mode == FailureMode::sidetable && pending->before_open_after_failure)
@@ -162,8 +153,8 @@ void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status)
     // an application that released them and waits for the step (clFinish)
     // finds them destroyed, as after any other command.
     note_finished(pending->keep_alive, pending->waits);
-    release_all(pending->keep_alive);
-    if (pending->reported) next().clReleaseEvent(pending->reported);  // the layer's: the entry is the application's
+    pending->keep_alive.reset();
+    pending->reported.reset();  // the layer's: the entry is the application's
     // The gate opens; the events go once the barrier behind it ended, which
     // the job does not wait for (layer/core/worker.hpp): its callback or a
     // later sweep releases them (layer/core/step_events.hpp).
@@ -177,11 +168,10 @@ void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status)
     // The job's alone with the events (use_count 1) where the callback was
     // refused or has already run.
     if (propagated || marker_status < 0 || pending->events.use_count() == 1)
-        release_events_when_ended(std::move(pending->events), pending->barrier);
+        release_events_when_ended(std::move(pending->events), std::move(pending->barrier));
     else
-        next().clReleaseEvent(pending->barrier);  // the callback releases the events
+        pending->barrier.reset();  // the callback releases the events
     pending->events.reset();
-    pending->barrier = nullptr;
     pending->work = nullptr;  // what it holds (an acquire's openings) goes now, not with the last reference
 }
 
@@ -238,7 +228,7 @@ void resolve_terminated_steps(cl_command_queue queue) {
         }
         for (const auto &candidate : candidates) {
             cl_int status = CL_QUEUED;
-            if (next().clGetEventInfo(candidate->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+            if (next().clGetEventInfo(candidate->marker.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
                                       nullptr) != CL_SUCCESS ||
                 status >= 0)
                 continue;
@@ -307,79 +297,68 @@ cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list) {
 }
 
 cl_int enqueue_host_step(HostStep step, cl_event *event) {
-    cl_event marker = step.marker;
+    IcdEvent marker(step.marker);  // the caller's reference
     cl_context context = nullptr;
     cl_int err = next().clGetCommandQueueInfo(step.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
-    if (err != CL_SUCCESS) {
-        if (marker) next().clReleaseEvent(marker);
-        return CL_INVALID_COMMAND_QUEUE;
-    }
+    if (err != CL_SUCCESS) return CL_INVALID_COMMAND_QUEUE;
     // A marker enqueued before the wait list's commands (the fast attempt's,
     // ahead of a release's write-back) does not wait for them: the step
     // enqueues its own over the list, or the fence could be signalled while
     // the copy route's Read still writes the mapping.
-    if (marker && step.num_events > 0) {
-        next().clReleaseEvent(marker);
-        marker = nullptr;
-    }
+    if (marker && step.num_events > 0) marker.reset();
     if (!marker) {
         if (cl_int failed = check_wait_list(step.num_events, step.wait_list); failed != CL_SUCCESS) return failed;
-        err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, &marker);
+        err = next().clEnqueueMarkerWithWaitList(step.queue, step.num_events, step.wait_list, marker.out());
         if (err != CL_SUCCESS) {  // the ICD validated the wait list (events of another context, ...)
             LOG_ERROR("the ICD refused the step's marker (error %d): check the wait list", err);
             return err;
         }
     }
-    cl_event gate = next().clCreateUserEvent(context, &err);
-    if (!gate) {
-        next().clReleaseEvent(marker);
-        return err;
-    }
+    IcdEvent gate(next().clCreateUserEvent(context, &err));
+    if (!gate) return err;
 
-    std::vector<cl_event> after{gate};
+    std::vector<cl_event> after{gate.get()};
+    IcdEvents device_events;  // after[1...]: the device commands' events
     if (step.device_commands) {
-        err = step.device_commands(gate, &after);
+        err = step.device_commands(gate.get(), &after);
+        for (size_t i = 1; i < after.size(); ++i) device_events.add(IcdEvent(after[i]));
         if (err != CL_SUCCESS) {
             // Open the gate so the commands already behind it can retire.  It
             // is not released: they may still reference it (layer/core/step_events.hpp).
-            next().clSetUserEventStatus(gate, CL_COMPLETE);
-            next().clReleaseEvent(marker);
-            for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
+            next().clSetUserEventStatus(gate.get(), CL_COMPLETE);
+            (void)gate.hand_off();
             return err;
         }
     }
-    cl_event barrier = nullptr;
+    IcdEvent barrier;
     err = next().clEnqueueBarrierWithWaitList(step.queue, static_cast<cl_uint>(after.size()), after.data(),
-                                              &barrier);
-    for (size_t i = 1; i < after.size(); ++i) next().clReleaseEvent(after[i]);
+                                              barrier.out());
+    device_events.reset();
     if (err != CL_SUCCESS) {
-        next().clSetUserEventStatus(gate, CL_COMPLETE);
+        next().clSetUserEventStatus(gate.get(), CL_COMPLETE);
         // Kept only when device commands may wait on it (layer/core/step_events.hpp);
         // with none, nothing references it.
-        if (after.size() == 1) next().clReleaseEvent(gate);
-        next().clReleaseEvent(marker);
+        if (after.size() > 1) (void)gate.hand_off();
         LOG_ERROR("the ICD refused the step's barrier (error %d)", err);
         return err;
     }
 
-    for (cl_mem m : step.keep_alive) next().clRetainMemObject(m);
+    IcdMems keep_alive;
+    keep_alive.retain_all(step.keep_alive);
     auto pending = std::make_shared<PendingStep>();
     pending->work = std::move(step.work);
     pending->before_open_after_failure = std::move(step.before_open_after_failure);
     pending->queue = step.queue;
     pending->mode = failure_mode(step.queue);
-    pending->marker = marker;
-    next().clRetainEvent(marker);  // the step's own (StepEvents holds the enqueue's)
-    pending->gate = gate;
-    pending->barrier = barrier;
-    next().clRetainEvent(barrier);
-    pending->keep_alive = std::move(step.keep_alive);
+    pending->marker = IcdEvent::retain(marker.get());  // the step's own (StepEvents holds the enqueue's)
+    pending->gate = gate.get();
+    pending->barrier = IcdEvent::retain(barrier.get());
+    pending->keep_alive = std::move(keep_alive);
     pending->waits = step.waits;
     if (event) {
         // Registered before the work can run, so a failure has an entry to land in.
-        event_types().add(barrier, step.type);
-        next().clRetainEvent(barrier);
-        pending->reported = barrier;
+        event_types().add(barrier.get(), step.type);
+        pending->reported = IcdEvent::retain(barrier.get());
         if (profiling_queue(step.queue)) {
             cl_device_id device = nullptr;
             if (next().clGetCommandQueueInfo(step.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) ==
@@ -388,35 +367,30 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
             pending->clock.host_queued = host_now_ns();
         }
     }
-    pending->events = std::make_shared<StepEvents>(step.queue, marker, gate);
-    release_events_on_barrier(pending->events, barrier);  // refused: the step's job watches the barrier
+    pending->events = std::make_shared<StepEvents>(step.queue, std::move(marker), std::move(gate));
+    release_events_on_barrier(pending->events, barrier.get());  // refused: the step's job watches the barrier
     note_unfinished(pending->keep_alive, pending->waits);
     add_pending(pending);
-    err = next().clSetEventCallback(marker, CL_COMPLETE, on_marker_complete,
+    err = next().clSetEventCallback(pending->marker.get(), CL_COMPLETE, on_marker_complete,
                                     reinterpret_cast<void *>(static_cast<uintptr_t>(pending->id)));
     if (err != CL_SUCCESS) {
         claim(pending->id);
         // Open the gate; the command itself is reported as not enqueued.
-        next().clSetUserEventStatus(gate, CL_COMPLETE);
-        release_events_when_ended(std::move(pending->events), barrier);  // takes the pending step's reference
+        next().clSetUserEventStatus(pending->gate, CL_COMPLETE);
+        release_events_when_ended(std::move(pending->events), std::move(pending->barrier));
         if (pending->reported) {
-            event_types().remove(barrier);
-            next().clReleaseEvent(barrier);
+            event_types().remove(barrier.get());
+            pending->reported.reset();
         }
-        next().clReleaseEvent(barrier);  // the enqueue's
         note_finished(pending->keep_alive, pending->waits);
-        release_all(pending->keep_alive);
-        return err;
+        pending->keep_alive.reset();
+        return err;  // the enqueue's reference on the barrier goes with `barrier`
     }
     // The marker must reach the device for its callback to fire even if the
     // application only waits on the step's event later.
     next().clFlush(step.queue);
 
-    if (event) {
-        *event = barrier;
-    } else {
-        next().clReleaseEvent(barrier);
-    }
+    if (event) *event = barrier.hand_off();  // the application's
     return CL_SUCCESS;
 }
 

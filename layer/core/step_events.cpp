@@ -12,8 +12,8 @@ namespace {
 
 void release_once(StepEvents &events) {
     if (events.released.exchange(true)) return;
-    next().clReleaseEvent(events.gate);
-    next().clReleaseEvent(events.marker);
+    events.gate.reset();
+    events.marker.reset();
 }
 
 // `data` is the callback's own shared_ptr (release_events_on_barrier):
@@ -28,7 +28,7 @@ void CL_CALLBACK on_barrier_complete(cl_event, cl_int, void *data) {
 
 struct Watched {
     std::shared_ptr<StepEvents> events;
-    cl_event barrier;  // the layer's reference
+    IcdEvent barrier;
 };
 
 // Leaked on purpose: a sweep may come from an application's late call at exit.
@@ -48,9 +48,9 @@ bool barrier_ended(cl_event barrier) {
 // The job's owner goes with `w`.  Where the ICD never calls the barrier's
 // callback, the callback's shared_ptr stays and the small record is left:
 // an ICD that does call it late must still find it.
-void let_go(const Watched &w) {
+void let_go(Watched &w) {
     release_once(*w.events);
-    next().clReleaseEvent(w.barrier);
+    w.barrier.reset();
 }
 
 }  // namespace
@@ -65,9 +65,9 @@ bool release_events_on_barrier(const std::shared_ptr<StepEvents> &events, cl_eve
 // Never released here, even when the barrier has ended: the gate was just
 // set, and PoCL's device thread may still be at it (see above); the next
 // sweep, a later call of the application's, comes after.
-void release_events_when_ended(std::shared_ptr<StepEvents> events, cl_event barrier) {
+void release_events_when_ended(std::shared_ptr<StepEvents> events, IcdEvent barrier) {
     std::lock_guard lock(watched_mutex);
-    watched->push_back(Watched{std::move(events), barrier});
+    watched->push_back(Watched{std::move(events), std::move(barrier)});
     watched_count.fetch_add(1, std::memory_order_release);
 }
 
@@ -80,13 +80,13 @@ void sweep_step_events() {
         watched_count.store(0, std::memory_order_release);
     }
     std::vector<Watched> still;
-    for (const Watched &w : all) {
-        if (barrier_ended(w.barrier)) let_go(w);
-        else still.push_back(w);
+    for (Watched &w : all) {
+        if (barrier_ended(w.barrier.get())) let_go(w);
+        else still.push_back(std::move(w));
     }
     if (still.empty()) return;
     std::lock_guard lock(watched_mutex);
-    watched->insert(watched->end(), still.begin(), still.end());
+    for (Watched &w : still) watched->push_back(std::move(w));
     watched_count.fetch_add(still.size(), std::memory_order_release);
 }
 

@@ -17,16 +17,17 @@
 #include <memory>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/icd_ref.hpp"
 
 namespace cldmabuf {
 
 // Shared by the step's job and the barrier's callback (which holds its own
 // shared_ptr while it is registered); the last to let go frees it.
 struct StepEvents {
-    StepEvents(cl_command_queue q, cl_event m, cl_event g) : queue(q), marker(m), gate(g) {}
+    StepEvents(cl_command_queue q, IcdEvent m, IcdEvent g) : queue(q), marker(std::move(m)), gate(std::move(g)) {}
     cl_command_queue queue;
-    cl_event marker;
-    cl_event gate;
+    IcdEvent marker;
+    IcdEvent gate;
     std::atomic<bool> released{false};
 };
 
@@ -39,7 +40,7 @@ bool release_events_on_barrier(const std::shared_ptr<StepEvents> &events, cl_eve
 // callback or by a later sweep, whichever sees it first.  Where the
 // barrier's callback is registered and the barrier ended normally, the
 // callback does it and the sweep only drops the reference.
-void release_events_when_ended(std::shared_ptr<StepEvents> events, cl_event barrier);
+void release_events_when_ended(std::shared_ptr<StepEvents> events, IcdEvent barrier);
 
 // Releases the events of every watched step whose barrier has ended (one
 // status query per watched step; nothing when none is watched).
