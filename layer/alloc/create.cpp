@@ -10,6 +10,7 @@
 #include "layer/core/allocated.hpp"
 #include "layer/alloc/exporter_choice.hpp"
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/icd/devices.hpp"
 #include "layer/import/buffer.hpp"
 #include "layer/import/image.hpp"
@@ -102,7 +103,7 @@ cl_int allocate_for(cl_context context, const AllocationRequest &req, uint64_t b
 }
 
 // After the import: the record, or everything undone.
-cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocationRequest &req, const AllocOutcome &alloc,
+cl_mem finish_alloc(IcdMem mem, cl_int import_err, const AllocationRequest &req, const AllocOutcome &alloc,
                     OwnedFd dmabuf, OwnedFd keep, uint64_t bytes, cl_int *errcode_ret) {
     if (!mem) {
         // The import logged its refusal; a failed import leaves the fd with
@@ -115,8 +116,8 @@ cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocationRequest &req,
     entry.fd = keep.release();  // record_allocated's, on failure too
     entry.exporter = alloc.exporter;
     entry.properties = req.original;
-    if (record_allocated(mem, entry) != CL_SUCCESS) {
-        next().clReleaseMemObject(mem);  // the import closes the fd it owns
+    if (record_allocated(mem.get(), entry) != CL_SUCCESS) {
+        mem.reset();  // the import closes the fd it owns
         return fail_alloc(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
     }
     std::string skipped;
@@ -124,9 +125,9 @@ cl_mem finish_alloc(cl_mem mem, cl_int import_err, const AllocationRequest &req,
                                                      alloc_exporter_name(e);
     if (!skipped.empty()) skipped += ")";
     LOG_INFO("allocated %llu bytes from the %s exporter%s as %p", static_cast<unsigned long long>(bytes),
-             alloc_exporter_name(alloc.exporter), skipped.c_str(), static_cast<void *>(mem));
+             alloc_exporter_name(alloc.exporter), skipped.c_str(), static_cast<void *>(mem.get()));
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return mem;
+    return mem.hand_off();  // the application's
 }
 
 }  // namespace
@@ -144,8 +145,8 @@ cl_mem create_allocated_buffer(cl_context context, const AllocationRequest &req,
     if (cl_int err = allocate_for(context, req, size, &alloc, &dmabuf, &keep, &why); err != CL_SUCCESS)
         return fail_alloc(errcode_ret, err, why);
     cl_int err = CL_SUCCESS;
-    cl_mem mem = import_dmabuf_buffer(context, import_of(req, alloc.fd), flags, size, nullptr, &err);
-    return finish_alloc(mem, err, req, alloc, std::move(dmabuf), std::move(keep), size, errcode_ret);
+    IcdMem mem(import_dmabuf_buffer(context, import_of(req, alloc.fd), flags, size, nullptr, &err));
+    return finish_alloc(std::move(mem), err, req, alloc, std::move(dmabuf), std::move(keep), size, errcode_ret);
 }
 
 cl_mem create_allocated_image(cl_context context, const AllocationRequest &req, cl_mem_flags flags,
@@ -174,8 +175,8 @@ cl_mem create_allocated_image(cl_context context, const AllocationRequest &req, 
         return fail_alloc(errcode_ret, err, why);
     cl_int err = CL_SUCCESS;
     // The import checks the descriptor against the dma-buf (pitch, format, devices).
-    cl_mem mem = import_dmabuf_image(context, import_of(req, alloc.fd), flags, format, desc, nullptr, &err);
-    return finish_alloc(mem, err, req, alloc, std::move(dmabuf), std::move(keep), bytes, errcode_ret);
+    IcdMem mem(import_dmabuf_image(context, import_of(req, alloc.fd), flags, format, desc, nullptr, &err));
+    return finish_alloc(std::move(mem), err, req, alloc, std::move(dmabuf), std::move(keep), bytes, errcode_ret);
 }
 
 }  // namespace cldmabuf

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/icd/devices.hpp"
 #include "layer/import/buffer.hpp"
@@ -85,7 +86,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     OwnedFd dup(kernel().dup(app_fd));
     if (!dup) return fail_arm_import(errcode_ret, CL_OUT_OF_HOST_MEMORY, std::string("dup: ") + std::strerror(errno));
     cl_int err = CL_SUCCESS;
-    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(dup.get()), flags, size, nullptr, &err);
+    IcdMem mem(import_dmabuf_buffer(context, dmabuf_buffer_request(dup.get()), flags, size, nullptr, &err));
     if (!mem) {
         // A refused import left `dup` alone: it closes here.  The only
         // property the import had is the fd: a CL_INVALID_PROPERTY is about
@@ -95,7 +96,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
         return nullptr;
     }
     const int fd = dup.release();  // the import's now
-    std::shared_ptr<Import> import = imports().find(mem);
+    std::shared_ptr<Import> import = imports().find(mem.get());
     if (import) {
         // The layer's import made a duplicate of its own (Import::fd): the
         // one given to it is closed now rather than held to the object's end.
@@ -109,7 +110,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
         // "It will never fall back to copy operations ... instead producing
         // an error when mapping is not possible."  Releasing the object
         // closes the duplicate.
-        next().clReleaseMemObject(mem);
+        mem.reset();
         return fail_arm_import(errcode_ret, CL_INVALID_OPERATION,
                     "a device of the context cannot use the dma-buf in place and cl_arm_import_memory never "
                     "copies (CLDMABUF_IMPORT=copy or a device without host-unified memory)");
@@ -117,9 +118,9 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
     // Not created with properties: CL_MEM_PROPERTIES answers an empty list.
     if (import) import->properties.clear();
     LOG_INFO("clImportMemoryARM: dma-buf fd %d imported as %p (the layer holds fd %d)", app_fd,
-             static_cast<void *>(mem), import ? import->fd : fd);
+             static_cast<void *>(mem.get()), import ? import->fd : fd);
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return mem;
+    return mem.hand_off();  // the application's
 }
 
 }  // namespace cldmabuf

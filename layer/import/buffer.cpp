@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/core/import_fds.hpp"
@@ -105,20 +106,20 @@ cl_mem import_dmabuf_buffer(cl_context context, DmabufRequest props, cl_mem_flag
     // the ICD refuse; CL_MEM_FLAGS still answers the application's flags.
     if (!in_place) icd_flags &= ~(CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY);
     cl_int err = CL_SUCCESS;
-    cl_mem mem = icd_props ? next().clCreateBufferWithProperties(context, icd_props, icd_flags, size,
-                                                                 import->mapping, &err)
-                           : next().clCreateBuffer(context, icd_flags, size, import->mapping, &err);
+    IcdMem mem(icd_props ? next().clCreateBufferWithProperties(context, icd_props, icd_flags, size,
+                                                               import->mapping, &err)
+                         : next().clCreateBuffer(context, icd_flags, size, import->mapping, &err));
     if (!mem) return fail_buffer_import(errcode_ret, err, "the ICD refused the buffer (error " + std::to_string(err) + ")");
-    if (commit_import(import, mem, nullptr) != CL_SUCCESS)
+    if (commit_import(import, mem, IcdMem()) != CL_SUCCESS)
         return fail_buffer_import(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
 
     count_import(*import, size);
     LOG_INFO("imported dma-buf fd %d (%zu of %lld bytes, %s, layer fd %d) as %p, %s%s%s", app_fd, size,
              static_cast<long long>(dmabuf_bytes), describe_exporter(*import).c_str(), import->fd,
-             static_cast<void *>(mem), in_place ? "zero-copy" : "device copy", route.why.empty() ? "" : ": ",
+             static_cast<void *>(mem.get()), in_place ? "zero-copy" : "device copy", route.why.empty() ? "" : ": ",
              route.why.c_str());
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return mem;
+    return mem.hand_off();  // the application's
 }
 
 // Sub-buffers of imports are recorded here, once, so that lookups on the

@@ -32,6 +32,7 @@
 #include "layer/blit/gem_cache.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/icd/devices.hpp"
 #include "layer/import/fresh_handles.hpp"
@@ -168,27 +169,27 @@ cl_int attach_storage(Import &import, const ImageRequest &req, const cl_image_de
 
 // The ICD's image for `route` over `pixels`; `buffer` receives the buffer
 // under it, if any (released here when the image is refused).
-cl_mem create_icd_image(cl_context context, const DmabufRequest &props, cl_mem_flags flags,
+IcdMem create_icd_image(cl_context context, const DmabufRequest &props, cl_mem_flags flags,
                         const cl_image_format *format, const cl_image_desc &desc, const Geometry &icd_g, Route route,
-                        bool writable, char *pixels, cl_mem *buffer, cl_int *err) {
+                        bool writable, char *pixels, IcdMem *buffer, cl_int *err) {
     const cl_mem_properties *icd_props = props.passthrough.empty() ? nullptr : props.passthrough.data();
     auto create = [&](cl_mem_flags f, const cl_image_desc *d, void *ptr) {
-        return icd_props ? next().clCreateImageWithProperties(context, icd_props, f, format, d, ptr, err)
-                         : next().clCreateImage(context, f, format, d, ptr, err);
+        return IcdMem(icd_props ? next().clCreateImageWithProperties(context, icd_props, f, format, d, ptr, err)
+                                : next().clCreateImage(context, f, format, d, ptr, err));
     };
     cl_image_desc icd_desc = desc;
     icd_desc.image_row_pitch = desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 0 : icd_g.row_pitch;
     icd_desc.image_slice_pitch = icd_g.slice_pitch;
     if (desc.image_type == CL_MEM_OBJECT_IMAGE1D || desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
         icd_desc.image_row_pitch = 0;  // 1D: no pitch to give; let the ICD derive it
-    cl_mem mem = nullptr;
-    *buffer = nullptr;
+    IcdMem mem;
+    buffer->reset();
     switch (route) {
     case Route::image_from_buffer: {
         const cl_mem_flags buffer_flags = (writable ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) | CL_MEM_USE_HOST_PTR;
-        *buffer = next().clCreateBuffer(context, buffer_flags, icd_g.needed, pixels, err);
-        if (!*buffer) return nullptr;
-        icd_desc.buffer = *buffer;
+        *buffer = IcdMem(next().clCreateBuffer(context, buffer_flags, icd_g.needed, pixels, err));
+        if (!*buffer) return mem;
+        icd_desc.buffer = buffer->get();
         if (desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) icd_desc.image_row_pitch = 0;
         mem = create(flags, &icd_desc, nullptr);
         break;
@@ -197,20 +198,17 @@ cl_mem create_icd_image(cl_context context, const DmabufRequest &props, cl_mem_f
     case Route::copy:
         if (desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
             // A 1D image buffer always sits on a buffer: here the ICD's own copy.
-            *buffer = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, icd_g.needed, pixels,
-                                            err);
-            if (!*buffer) return nullptr;
-            icd_desc.buffer = *buffer;
+            *buffer = IcdMem(next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, icd_g.needed,
+                                                   pixels, err));
+            if (!*buffer) return mem;
+            icd_desc.buffer = buffer->get();
             mem = create(flags, &icd_desc, nullptr);
             break;
         }
         mem = create(flags | CL_MEM_COPY_HOST_PTR, &icd_desc, pixels);
         break;
     }
-    if (!mem && *buffer) {
-        next().clReleaseMemObject(*buffer);
-        *buffer = nullptr;
-    }
+    if (!mem) buffer->reset();
     return mem;
 }
 
@@ -266,23 +264,23 @@ cl_mem import_dmabuf_image(cl_context context, DmabufRequest request, cl_mem_fla
     set_route(*import, route.route);
 
     cl_int err = CL_SUCCESS;
-    cl_mem buffer = nullptr;
-    cl_mem mem = create_icd_image(context, req.props, flags, format, *desc, icd_g, route.route,
+    IcdMem buffer;
+    IcdMem mem = create_icd_image(context, req.props, flags, format, *desc, icd_g, route.route,
                                   import->mapped_writable, pixels, &buffer, &err);
     if (!mem)
         return fail_image_import(errcode_ret, err, "the ICD refused the image (error " + std::to_string(err) + ", route " +
                                           route_name(route.route) + ")");
-    if (commit_import(import, mem, buffer) != CL_SUCCESS)
+    if (commit_import(import, mem, std::move(buffer)) != CL_SUCCESS)
         return fail_image_import(errcode_ret, CL_OUT_OF_RESOURCES, "cannot register the destructor callback");
 
     count_import(*import, req.g.bytes);
     LOG_INFO("imported dma-buf fd %d as a %zux%zux%zu %simage (pitch %zu, offset %zu) %p, %s%s%s%s", app_fd,
              req.g.region[0], req.g.region[1], req.g.region[2], tiled_of(*import) ? "tiled " : "", req.g.row_pitch,
-             import->image.offset, static_cast<void *>(mem), route_name(route.route),
+             import->image.offset, static_cast<void *>(mem.get()), route_name(route.route),
              tiled_of(*import) ? " over a linear shadow de-tiled by the blitter" : "", route.why.empty() ? "" : ": ",
              route.why.c_str());
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return mem;
+    return mem.hand_off();  // the application's
 }
 
 }  // namespace cldmabuf

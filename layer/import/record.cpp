@@ -119,26 +119,27 @@ void CL_CALLBACK on_internal_buffer_destroyed(cl_mem, void *user_data) {
 
 }  // namespace
 
-cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer) {
+cl_int commit_import(PendingImport &pending, IcdMem &mem, IcdMem internal_buffer) {
     auto undo = [&] {
         // on_import_destroyed runs on this release but finds nothing registered.
-        next().clReleaseMemObject(mem);
-        if (internal_buffer) next().clReleaseMemObject(internal_buffer);
+        mem.reset();
+        internal_buffer.reset();
         return CL_OUT_OF_RESOURCES;
     };
-    pending->mem = mem;
+    pending->mem = mem.get();
     auto own = std::make_unique<std::shared_ptr<Import>>(pending.shared());
-    if (next().clSetMemObjectDestructorCallback(mem, on_import_destroyed, own.get()) != CL_SUCCESS) return undo();
+    if (next().clSetMemObjectDestructorCallback(mem.get(), on_import_destroyed, own.get()) != CL_SUCCESS)
+        return undo();
     own.release();  // the callback's now
     if (internal_buffer) {
         // The buffer outlives the image (which holds it); it closes the import.
         auto holder = std::make_unique<std::shared_ptr<Import>>(pending.shared());
-        if (next().clSetMemObjectDestructorCallback(internal_buffer, on_internal_buffer_destroyed, holder.get()) !=
-            CL_SUCCESS)
+        if (next().clSetMemObjectDestructorCallback(internal_buffer.get(), on_internal_buffer_destroyed,
+                                                    holder.get()) != CL_SUCCESS)
             return undo();
         holder.release();  // the callback's now
-        pending->image.internal_buffer = internal_buffer;
-        next().clReleaseMemObject(internal_buffer);  // the image keeps it alive
+        pending->image.internal_buffer = internal_buffer.get();
+        internal_buffer.reset();  // the image keeps it alive
     }
     pending->registered = true;
     imports().add(pending.shared());

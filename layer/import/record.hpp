@@ -12,6 +12,7 @@
 #include "layer/base/cl_compat.h"
 #include "layer/import/request.hpp"
 #include "layer/core/registry.hpp"
+#include "layer/core/icd_ref.hpp"
 
 namespace cldmabuf {
 
@@ -62,7 +63,7 @@ void fill_import(Import &import, cl_context context, DmabufRequest &props, uint6
 // then closes the import) and adds the record.  On failure releases `mem`
 // and `internal_buffer` and returns CL_OUT_OF_RESOURCES; the pending import
 // then undoes the rest.
-cl_int commit_import(PendingImport &pending, cl_mem mem, cl_mem internal_buffer);
+cl_int commit_import(PendingImport &pending, IcdMem &mem, IcdMem internal_buffer);
 
 // The stats of a successful import; `bytes` are the bytes a device copy moves.
 void count_import(const Import &import, size_t bytes);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/icd/devices.hpp"
 #include "layer/icd/profile.hpp"
 #include "layer/base/log.hpp"
@@ -37,25 +38,26 @@ bool run_probe(cl_context context, cl_device_id device, Route route) {
     std::memset(host, 0x11, bytes);
 
     cl_int err = CL_SUCCESS;
-    cl_mem buffer = nullptr, image = nullptr;
+    IcdMem buffer, image;  // in this order: the image, which may sit on the buffer, goes first
     cl_image_desc desc{};
     desc.image_type = CL_MEM_OBJECT_IMAGE2D;
     desc.image_width = width;
     desc.image_height = height;
     desc.image_row_pitch = pitch;
     if (route == Route::image_from_buffer) {
-        buffer = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, &err);
+        buffer = IcdMem(next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, &err));
         if (buffer) {
-            desc.buffer = buffer;
-            image = next().clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+            desc.buffer = buffer.get();
+            image = IcdMem(next().clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err));
         }
     } else {
-        image = next().clCreateImage(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, &format, &desc, host, &err);
+        image = IcdMem(
+            next().clCreateImage(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, &format, &desc, host, &err));
     }
-    cl_mem owner = buffer ? buffer : image;
+    cl_mem owner = buffer ? buffer.get() : image.get();
     if (!owner || next().clSetMemObjectDestructorCallback(owner, free_probe_memory, host) != CL_SUCCESS) {
-        if (image) next().clReleaseMemObject(image);
-        if (buffer) next().clReleaseMemObject(buffer);
+        image.reset();
+        buffer.reset();  // before `host` is freed
         // Nothing was enqueued on the objects and both are released: the ICD
         // has no use of `host` left, so it is freed here, not leaked.
         std::free(host);
@@ -67,28 +69,26 @@ bool run_probe(cl_context context, cl_device_id device, Route route) {
         for (size_t x = 0; x < width * 4; ++x) host[y * pitch + x] = static_cast<unsigned char>(0x40 + y * 3 + x);
 
     bool shared = false;
-    cl_command_queue queue = nullptr;
-    cl_mem out = nullptr;
+    IcdQueue queue;
+    IcdMem out;
     if (image) {
-        queue = next().clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-        out = next().clCreateBuffer(context, CL_MEM_READ_WRITE, width * height * 4, nullptr, &err);
+        queue = IcdQueue(next().clCreateCommandQueueWithProperties(context, device, nullptr, &err));
+        out = IcdMem(next().clCreateBuffer(context, CL_MEM_READ_WRITE, width * height * 4, nullptr, &err));
     }
     if (image && queue && out) {
         const size_t origin[3] = {0, 0, 0}, region[3] = {width, height, 1};
         std::vector<unsigned char> seen(width * height * 4);
-        err = next().clEnqueueCopyImageToBuffer(queue, image, out, origin, region, 0, 0, nullptr, nullptr);
+        err = next().clEnqueueCopyImageToBuffer(queue.get(), image.get(), out.get(), origin, region, 0, 0, nullptr,
+                                                nullptr);
         if (err == CL_SUCCESS)
-            err = next().clEnqueueReadBuffer(queue, out, CL_TRUE, 0, seen.size(), seen.data(), 0, nullptr, nullptr);
+            err = next().clEnqueueReadBuffer(queue.get(), out.get(), CL_TRUE, 0, seen.size(), seen.data(), 0, nullptr,
+                                             nullptr);
         shared = err == CL_SUCCESS;
         for (size_t y = 0; y < height && shared; ++y)
             for (size_t x = 0; x < width * 4 && shared; ++x)
                 shared = seen[y * width * 4 + x] == static_cast<unsigned char>(0x40 + y * 3 + x);
-        next().clFinish(queue);
+        next().clFinish(queue.get());
     }
-    if (out) next().clReleaseMemObject(out);
-    if (queue) next().clReleaseCommandQueue(queue);
-    if (image) next().clReleaseMemObject(image);
-    if (buffer) next().clReleaseMemObject(buffer);
     return shared;
 }
 

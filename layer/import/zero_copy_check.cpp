@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/dmabuf/exporter.hpp"
 #include "layer/base/kernel_ops.hpp"
@@ -52,19 +53,19 @@ ZeroCopyVerdict run_check(cl_context context, cl_device_id device, int fd) {
 
     ZeroCopyVerdict verdict = ZeroCopyVerdict::unknown;
     cl_int err = CL_SUCCESS;
-    cl_mem buffer = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kProbeBytes, map.get(), &err);
-    cl_command_queue queue =
-        buffer ? next().clCreateCommandQueueWithProperties(context, device, nullptr, &err) : nullptr;
+    IcdMem buffer(
+        next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kProbeBytes, map.get(), &err));
+    IcdQueue queue(buffer ? next().clCreateCommandQueueWithProperties(context, device, nullptr, &err) : nullptr);
     if (queue &&
-        next().clEnqueueFillBuffer(queue, buffer, pattern, kProbeBytes, 0, kProbeBytes, 0, nullptr, nullptr) ==
-            CL_SUCCESS &&
-        next().clFinish(queue) == CL_SUCCESS) {
+        next().clEnqueueFillBuffer(queue.get(), buffer.get(), pattern, kProbeBytes, 0, kProbeBytes, 0, nullptr,
+                                   nullptr) == CL_SUCCESS &&
+        next().clFinish(queue.get()) == CL_SUCCESS) {
         dmabuf_sync(fd, DMABUF_SYNC_READ | DMABUF_SYNC_START);
         verdict = std::memcmp(bytes, pattern, kProbeBytes) == 0 ? ZeroCopyVerdict::in_place : ZeroCopyVerdict::copies;
         dmabuf_sync(fd, DMABUF_SYNC_READ | DMABUF_SYNC_END);
     }
-    if (queue) next().clReleaseCommandQueue(queue);
-    if (buffer) next().clReleaseMemObject(buffer);
+    queue.reset();
+    buffer.reset();  // before the page below goes back to the application's bytes
     // Nothing was enqueued that is still pending (clFinish above, or nothing
     // enqueued at all): the ICD is done with the page.  Restore the bytes
     // whatever happened, a copying ICD may write its copy back on release.
