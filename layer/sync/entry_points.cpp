@@ -45,7 +45,7 @@ cl_int check_enqueue(const char *call, cl_command_queue queue, cl_uint n, const 
     if (n == 0 || !sems) return refuse_semaphore_call(call, CL_INVALID_VALUE, "no semaphores given");
     for (cl_uint i = 0; i < n; ++i) {
         if (!is_layer_semaphore(sems[i])) return refuse_semaphore_call(call, CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
-        if (sems[i]->context != context)
+        if (sems[i]->context.get() != context)
             return refuse_semaphore_call(call, CL_INVALID_CONTEXT, "the queue's context is not the semaphore's");
         if (sems[i]->device_listed && sems[i]->device != device)
             return refuse_semaphore_call(call, CL_INVALID_COMMAND_QUEUE, "the queue's device is not the semaphore's device");
@@ -80,7 +80,7 @@ cl_semaphore_khr CL_API_CALL create_semaphore_with_properties(cl_context context
     if (!s) return fail_semaphore<_cl_semaphore_khr>(errcode_ret, CL_OUT_OF_HOST_MEMORY);
     s->dispatch = &ours();
     s->magic = semaphore_magic;
-    s->context = context;
+    s->context = IcdContext::retain(context);
     s->device = req.device;
     s->device_listed = req.device_listed;
     s->export_sync_fd = req.export_sync_fd;
@@ -217,7 +217,10 @@ cl_int CL_API_CALL get_semaphore_info(cl_semaphore_khr s, cl_semaphore_info_khr 
                                       size_t *size_ret) {
     if (!is_layer_semaphore(s)) return refuse_semaphore_call("clGetSemaphoreInfoKHR", CL_INVALID_SEMAPHORE_KHR, "not a valid semaphore");
     switch (name) {
-    case CL_SEMAPHORE_CONTEXT_KHR: return answer(&s->context, sizeof s->context, size, value, size_ret);
+    case CL_SEMAPHORE_CONTEXT_KHR: {
+        const cl_context context = s->context.get();
+        return answer(&context, sizeof context, size, value, size_ret);
+    }
     case CL_SEMAPHORE_REFERENCE_COUNT_KHR: {
         const cl_uint refs = s->refs.load();
         return answer(&refs, sizeof refs, size, value, size_ret);

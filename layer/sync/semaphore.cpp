@@ -110,7 +110,6 @@ std::mutex &semaphore_mutex() {
 }
 
 cl_semaphore_khr register_semaphore(std::unique_ptr<_cl_semaphore_khr> s) {
-    next().clRetainContext(s->context);
     std::lock_guard<std::mutex> l(g_live_mutex);
     live().insert(s.get());
     return s.release();  // the live set's (see release_semaphore_ref)
@@ -131,7 +130,6 @@ bool release_semaphore_ref(cl_semaphore_khr s) {
         live().erase(s);
         last.reset(s);
     }
-    next().clReleaseContext(s->context);
     {
         std::lock_guard<std::mutex> l(semaphore_mutex());
         s->pending.reset();

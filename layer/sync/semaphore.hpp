@@ -24,6 +24,7 @@
 #include <mutex>
 #include <vector>
 
+#include "layer/core/icd_ref.hpp"
 #include "layer/sync/fence_source.hpp"
 #include "layer/sync/semaphore_compat.h"
 
@@ -78,7 +79,7 @@ private:
 struct _cl_semaphore_khr {
     const void *dispatch;  // ours(): where a loader that dispatches through the handle would land
     uint32_t magic;
-    cl_context context;
+    cldmabuf::IcdContext context;  // held while the semaphore lives
     cl_device_id device;
     bool device_listed;
     bool export_sync_fd;
@@ -95,13 +96,12 @@ namespace cldmabuf::sync {
 std::mutex &semaphore_mutex();
 
 // Registers a new semaphore (refs 1) and hands it out: the live set owns it
-// until release_semaphore_ref drops its last reference.  The context is
-// retained.
+// until release_semaphore_ref drops its last reference.
 cl_semaphore_khr register_semaphore(std::unique_ptr<_cl_semaphore_khr> s);
 // The handle names a live layer semaphore.
 bool is_layer_semaphore(cl_semaphore_khr s);
-// Drops one reference; the last one unregisters it, releases the context
-// and frees it.  false for a handle that is not a live semaphore.
+// Drops one reference; the last one unregisters it and frees it (its
+// reference on the context with it).  false for a handle that is not a live semaphore.
 bool release_semaphore_ref(cl_semaphore_khr s);
 // Live layer semaphores (tests: nothing leaks).
 size_t live_semaphores();
