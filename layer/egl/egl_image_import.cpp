@@ -12,6 +12,7 @@
 
 #include "CL/cl_ext_cldmabuf.h"
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/egl/attrib_lists.hpp"
 #include "layer/egl/display_devices.hpp"
 #include "layer/egl/dmabuf_export.hpp"
@@ -136,14 +137,14 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     cl_int err = CL_SUCCESS;
     // The layer's own image import (the plane's offset and modifier keep it
     // from an ICD's), as an application's clCreateImageWithProperties would get.
-    cl_mem mem = import_dmabuf_image(context, dmabuf_image_request(ex.fd.get(), plane), flags, &layout.planes[0].format,
-                                     &desc, nullptr, &err);
+    IcdMem mem(import_dmabuf_image(context, dmabuf_image_request(ex.fd.get(), plane), flags,
+                                   &layout.planes[0].format, &desc, nullptr, &err));
     if (!mem) {
         if (object.copy) destroy_linear_copy(egl, object.display, object.copy.get());
         return import_failed(errcode_ret, interop_code(err, req), req.what,
                              "the dma-buf import of the EGLImage failed (error " + std::to_string(err) + ")");
     }
-    close_handed_fd(mem, ex.fd.release());
+    close_handed_fd(mem.get(), ex.fd.release());
     object.context = context;
     object.flags = flags;
     if (!track_object(mem, object)) {
@@ -152,9 +153,9 @@ cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, E
     }
     LOG_INFO("%s: %dx%d %s (modifier linear%s), pitch %d, offset %d -> %p", req.what, ex.width, ex.height,
              fourcc_text(ex.fourcc).c_str(), object.copy ? ", GPU copy" : "", ex.stride, ex.offset,
-             static_cast<void *>(mem));
+             static_cast<void *>(mem.get()));
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return mem;
+    return mem.hand_off();  // the application's
 }
 
 cl_mem CL_API_CALL create_from_egl_image(cl_context context, CLeglDisplayKHR display, CLeglImageKHR image,

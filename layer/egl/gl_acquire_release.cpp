@@ -6,6 +6,7 @@
 #include <string>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/egl/dmabuf_export.hpp"
 #include "layer/egl/object_records.hpp"
 #include "layer/egl/entry_points.hpp"
@@ -77,15 +78,13 @@ cl_int acquire_step(ImportStep step, cl_command_type type, cl_command_queue queu
 cl_int release_step(ImportStep step, cl_command_type type, cl_command_queue queue, cl_uint n, const cl_mem *mems,
                     cl_uint num_events, const cl_event *wait_list, cl_event *event, const char *what) {
     if (!any_copy_back(n, mems)) return run_step(step, type, queue, n, mems, num_events, wait_list, event);
-    cl_event done = nullptr;
-    cl_int err = run_step(step, type, queue, n, mems, num_events, wait_list, &done);
+    IcdEvent done;
+    cl_int err = run_step(step, type, queue, n, mems, num_events, wait_list, done.out());
     if (err != CL_SUCCESS) return err;
-    err = next().clWaitForEvents(1, &done);
+    const cl_event waited = done.get();
+    err = next().clWaitForEvents(1, &waited);
     if (err == CL_SUCCESS) err = copy_objects(n, mems, false, what);
-    if (event)
-        *event = done;
-    else
-        next().clReleaseEvent(done);
+    if (event) *event = done.hand_off();  // the application's
     return err;
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
 #include "layer/egl/gl_sharing_contexts.hpp"
@@ -27,7 +28,7 @@ struct Job {
     EGLDisplay dpy;
     EGLContext producer;
     GLsync sync;
-    cl_event event;  // retained by the waiter
+    IcdEvent event;  // the waiter's reference
     Clock::time_point deadline;
 };
 
@@ -58,10 +59,10 @@ EGLContext waiter_context(const Job &job, bool fresh) {
     return ctx;
 }
 
-void finish(const Job &job, cl_int status) {
-    if (status != CL_SUCCESS) event_types().set_failed(job.event, status);
-    next().clSetUserEventStatus(job.event, CL_COMPLETE);
-    next().clReleaseEvent(job.event);
+void finish(Job &job, cl_int status) {
+    if (status != CL_SUCCESS) event_types().set_failed(job.event.get(), status);
+    next().clSetUserEventStatus(job.event.get(), CL_COMPLETE);
+    job.event.reset();
 }
 
 // glClientWaitSync on each pending sync in turn: a short wait when only one
@@ -82,7 +83,7 @@ void waiter() {
             lock.lock();
         }
         st.wake.wait(lock, [&] { return !st.jobs.empty(); });
-        Job job = st.jobs.front();
+        Job job = std::move(st.jobs.front());
         st.jobs.pop_front();
         const bool alone = st.jobs.empty();
         lock.unlock();
@@ -124,7 +125,7 @@ void waiter() {
         if (status != 1) finish(job, status);
         if (status == 1 && !alone) std::this_thread::sleep_for(std::chrono::microseconds(200));
         lock.lock();
-        if (status == 1) st.jobs.push_back(job);
+        if (status == 1) st.jobs.push_back(std::move(job));
     }
 }
 
@@ -150,17 +151,16 @@ cl_event gl_sync_event(const EglApi &egl, cl_context context, EGLDisplay dpy, EG
         return nullptr;
     }
     cl_int err = CL_SUCCESS;
-    cl_event event = next().clCreateUserEvent(context, &err);
+    IcdEvent event(next().clCreateUserEvent(context, &err));
     if (!event) {
         *code = err;
         *why = "clCreateUserEvent failed (" + std::to_string(err) + ")";
         return nullptr;
     }
-    event_types().add(event, CL_COMMAND_GL_FENCE_SYNC_OBJECT_KHR);
-    next().clRetainEvent(event);
+    event_types().add(event.get(), CL_COMMAND_GL_FENCE_SYNC_OBJECT_KHR);
     WaiterState &st = state();
     std::lock_guard lock(st.mutex);
-    st.jobs.push_back(Job{&egl, dpy, producer, sync, event,
+    st.jobs.push_back(Job{&egl, dpy, producer, sync, IcdEvent::retain(event.get()),
                           Clock::now() + std::chrono::milliseconds(fence_timeout_ms())});
     if (!st.running) {
         // Detached: it lives as long as the process (its GL contexts with it).
@@ -168,7 +168,7 @@ cl_event gl_sync_event(const EglApi &egl, cl_context context, EGLDisplay dpy, EG
         st.running = true;
     }
     st.wake.notify_one();
-    return event;
+    return event.hand_off();  // the application's
 }
 
 namespace egl {

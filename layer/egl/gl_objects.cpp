@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/egl/attrib_lists.hpp"
 #include "layer/egl/display_devices.hpp"
 #include "layer/egl/dmabuf_export.hpp"
@@ -141,12 +142,12 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
     cl_int err = CL_SUCCESS;
     // The dma-buf import an application's clCreateBufferWithProperties gets
     // (the ICD's own where it imports dma-bufs).
-    cl_mem mem = import_dmabuf_buffer(context, dmabuf_buffer_request(ex.fd.get()), flags, ex.size, nullptr, &err);
+    IcdMem mem(import_dmabuf_buffer(context, dmabuf_buffer_request(ex.fd.get()), flags, ex.size, nullptr, &err));
     if (!mem) {  // the refused import left ex.fd alone: it closes with ex
         return import_failed(errcode_ret, err, what,
                              "the dma-buf import of the GL buffer failed (error " + std::to_string(err) + ")");
     }
-    close_handed_fd(mem, ex.fd.release());
+    close_handed_fd(mem.get(), ex.fd.release());
     EglObject object;
     object.context = context;
     object.display = share.display;
@@ -157,9 +158,9 @@ cl_mem CL_API_CALL create_from_gl_buffer(cl_context context, cl_mem_flags flags,
     object.flags = flags;
     if (!track_object(mem, object))
         return refuse(errcode_ret, CL_OUT_OF_RESOURCES, what, "cannot register the destructor callback");
-    LOG_INFO("%s: GL buffer %u, %zu bytes -> %p", what, buffer, ex.size, static_cast<void *>(mem));
+    LOG_INFO("%s: GL buffer %u, %zu bytes -> %p", what, buffer, ex.size, static_cast<void *>(mem.get()));
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return mem;
+    return mem.hand_off();  // the application's
 }
 
 // cl_khr_gl_sharing's queries on memory objects the layer made; objects the

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/egl/display_devices.hpp"
 #include "layer/egl/entry_points.hpp"
 #include "layer/egl/forwarding.hpp"
@@ -139,21 +140,20 @@ cl_context CL_API_CALL create_context_from_type(const cl_context_properties *pro
         return nullptr;
     }
     cl_int err = CL_SUCCESS;
-    cl_context context = next().clCreateContextFromType(req.stripped.data(), type, notify, user_data, &err);
+    IcdContext context(next().clCreateContextFromType(req.stripped.data(), type, notify, user_data, &err));
     if (!context) {
         if (errcode_ret) *errcode_ret = err;
         return nullptr;
     }
     std::string why;
-    if (check_devices(*egl, req.display, context_device_list(context), &why) != CL_SUCCESS) {
+    if (check_devices(*egl, req.display, context_device_list(context.get()), &why) != CL_SUCCESS) {
         LOG_ERROR("clCreateContextFromType: %s", why.c_str());
-        next().clReleaseContext(context);
         if (errcode_ret) *errcode_ret = CL_INVALID_OPERATION;
         return nullptr;
     }
-    remember(context, req);
+    remember(context.get(), req);
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
-    return context;
+    return context.hand_off();  // the application's
 }
 
 cl_int CL_API_CALL get_context_info(cl_context context, cl_context_info name, size_t size, void *value,

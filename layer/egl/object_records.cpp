@@ -47,23 +47,23 @@ void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *data) {
 
 }  // namespace
 
-bool track_object(cl_mem mem, const EglObject &object) {
+bool track_object(IcdMem &mem, const EglObject &object) {
     auto own = std::make_unique<Owned>(Owned{0, object});
     {
         std::lock_guard lock(objects_mutex);
         own->token = next_token++;
-        objects[mem] = Tracked{object, own->token};
+        objects[mem.get()] = Tracked{object, own->token};
     }
-    if (next().clSetMemObjectDestructorCallback(mem, on_mem_destroyed, own.get()) == CL_SUCCESS) {
+    if (next().clSetMemObjectDestructorCallback(mem.get(), on_mem_destroyed, own.get()) == CL_SUCCESS) {
         own.release();  // the callback's now
         return true;
     }
     {
         std::lock_guard lock(objects_mutex);
-        auto it = objects.find(mem);
+        auto it = objects.find(mem.get());
         if (it != objects.end() && it->second.token == own->token) objects.erase(it);
     }
-    next().clReleaseMemObject(mem);
+    mem.reset();
     return false;
 }
 

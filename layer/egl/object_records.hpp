@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/icd_ref.hpp"
 #include "layer/egl/egl_api.hpp"
 #include "layer/egl/linear_copy.hpp"
 
@@ -31,7 +32,7 @@ struct EglObject {
 // Records `object` for `mem` until the ICD destroys it (then its linear copy
 // and its own EGLImage go too).  false (and `mem` released) when the
 // destructor callback cannot be registered.
-bool track_object(cl_mem mem, const EglObject &object);
+bool track_object(IcdMem &mem, const EglObject &object);
 
 // Whether the layer made `mem`; a copy of its record in *out (the record may
 // go at any moment after).  out may be nullptr.

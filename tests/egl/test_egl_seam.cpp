@@ -124,8 +124,10 @@ TEST_CASE("a late destructor callback drops only its own egl object's record", "
     egl::EglObject first, second;
     first.name = 1;
     second.name = 2;
-    REQUIRE(egl::track_object(mem, first));
-    REQUIRE(egl::track_object(mem, second));  // the ICD gave the handle back before the first callback
+    IcdMem held(mem);  // nothing releases it: the target has no clReleaseMemObject
+    REQUIRE(egl::track_object(held, first));
+    REQUIRE(egl::track_object(held, second));  // the ICD gave the handle back before the first callback
+    (void)held.hand_off();
     REQUIRE(held_callbacks.size() == 2);
     held_callbacks[0].first(mem, held_callbacks[0].second);  // the first object's, late
     egl::EglObject seen;
