@@ -59,6 +59,8 @@ public:
 
     Handle get() const noexcept { return handle_; }
     explicit operator bool() const noexcept { return handle_ != nullptr; }
+    // The handle as a list of one (a wait list, clWaitForEvents).
+    const Handle *as_list() const noexcept { return &handle_; }
 
     // Where an ICD call writes the new reference it returns (an enqueue's
     // `event` argument); what was held is released first.

@@ -81,8 +81,7 @@ cl_int release_step(ImportStep step, cl_command_type type, cl_command_queue queu
     IcdEvent done;
     cl_int err = run_step(step, type, queue, n, mems, num_events, wait_list, done.out());
     if (err != CL_SUCCESS) return err;
-    const cl_event waited = done.get();
-    err = next().clWaitForEvents(1, &waited);
+    err = next().clWaitForEvents(1, done.as_list());
     if (err == CL_SUCCESS) err = copy_objects(n, mems, false, what);
     if (event) *event = done.hand_off();  // the application's
     return err;

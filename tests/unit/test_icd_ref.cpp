@@ -59,6 +59,7 @@ TEST_CASE("an adopted reference is released once, never retained", "[icd-ref]") 
     {
         IcdEvent held(e);
         CHECK(held.get() == e);
+        CHECK(held.as_list()[0] == e);
         CHECK(releases[e] == 0);
     }
     CHECK(retains[e] == 0);
