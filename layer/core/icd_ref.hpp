@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -111,7 +112,7 @@ public:
         handles_.push_back(ref.hand_off());
     }
     // Takes a reference of its own on each handle.
-    void retain_all(const std::vector<Handle> &handles) {
+    void retain_all(std::span<const Handle> handles) {
         for (Handle h : handles) add(IcdRef<Handle>::retain(h));
     }
     const Handle *data() const noexcept { return handles_.data(); }

@@ -121,7 +121,8 @@ TEST_CASE("a list of references releases each once and hands the ICD a plain lis
         IcdEvents events;
         events.add(IcdEvent(a));
         events.add(IcdEvent());  // nothing to hold
-        events.retain_all({b});
+        const cl_event others[] = {b};
+        events.retain_all(others);
         REQUIRE(events.size() == 2);
         CHECK(events.data()[0] == a);
         CHECK(events.data()[1] == b);
