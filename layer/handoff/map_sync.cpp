@@ -17,6 +17,7 @@
 #include "layer/handoff/handoff_route.hpp"
 #include "layer/handoff/marker_watch.hpp"
 #include "layer/core/host_step.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
 
@@ -27,9 +28,9 @@ namespace {
 // entry (command type, failure) goes with the layer's reference: the ICD may
 // hand the same handle out for its next event, which must not inherit a
 // stale failure (an unmap waiting on it was refused with -14).
-void drop_gate(cl_event gate) {
-    event_types().remove(gate);
-    next().clReleaseEvent(gate);
+void drop_gate(IcdEvent &gate) {
+    event_types().remove(gate.get());
+    gate.reset();
 }
 
 uint64_t access_from_map_flags(cl_map_flags flags) {
@@ -81,14 +82,14 @@ void *map_with_sync(const std::shared_ptr<Import> &import, cl_mem mem, cl_comman
         if (prior < 0) return prior;
         return begin_cpu_access(*import, access, "map");
     };
-    cl_event gate = nullptr;
-    cl_int err = enqueue_host_step(std::move(step), &gate);
+    IcdEvent gate;
+    cl_int err = enqueue_host_step(std::move(step), gate.out());
     if (err != CL_SUCCESS) {
         if (errcode_ret) *errcode_ret = err;
         return nullptr;
     }
-    cl_event map_event = nullptr;
-    void *ptr = icd_map(gate, &map_event, &err);
+    IcdEvent map_event;  // the application's when it asked for an event
+    void *ptr = icd_map(gate.get(), map_event.out(), &err);
     if (!ptr) {
         drop_gate(gate);
         if (errcode_ret) *errcode_ret = err;
@@ -99,24 +100,24 @@ void *map_with_sync(const std::shared_ptr<Import> &import, cl_mem mem, cl_comman
         live_maps.push_back({ptr, MapRecord{import, access}});
     }
     if (blocking) {
-        err = next().clWaitForEvents(1, &map_event);
+        err = next().clWaitForEvents(1, map_event.as_list());
         // The ICD's map may have succeeded over a failed SYNC START (the side-
         // table mode, docs/layer-rules.md): the step's event knows.
         cl_int step_status = CL_SUCCESS;
-        const bool step_failed = event_types().failed(gate, &step_status);
+        const bool step_failed = event_types().failed(gate.get(), &step_status);
         if (err != CL_SUCCESS || step_failed) {
             // The map failed in the queue (e.g. fence timeout): report it like
             // a blocking call does, and hand back no pointer the CPU may use.
             forget_map(ptr, import);
             if (err == CL_SUCCESS) next().clEnqueueUnmapMemObject(queue, mem, ptr, 0, nullptr, nullptr);
             drop_gate(gate);
-            if (event) *event = map_event; else next().clReleaseEvent(map_event);
+            if (event) *event = map_event.hand_off();
             if (errcode_ret) *errcode_ret = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
             return nullptr;
         }
     }
     drop_gate(gate);
-    if (event) *event = map_event; else next().clReleaseEvent(map_event);
+    if (event) *event = map_event.hand_off();
     if (errcode_ret) *errcode_ret = CL_SUCCESS;
     return ptr;
 }
@@ -167,8 +168,10 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
     }
     if (!record.import) return next().clEnqueueUnmapMemObject(queue, mem, mapped_ptr, num_events, wait_list, event);
 
-    cl_event unmapped = nullptr;
-    cl_int err = next().clEnqueueUnmapMemObject(queue, mem, mapped_ptr, num_events, wait_list, &unmapped);
+    // The application's when the unmap is the command's event; else the
+    // layer's until a step's marker waits on it (the ICD holds it as long).
+    IcdEvent unmapped;
+    cl_int err = next().clEnqueueUnmapMemObject(queue, mem, mapped_ptr, num_events, wait_list, unmapped.out());
     if (err != CL_SUCCESS) {
         std::lock_guard lock(maps_mutex);
         live_maps.push_back({mapped_ptr, std::move(record)});
@@ -181,11 +184,11 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
     // command's.
     cl_int ended = CL_SUCCESS;
     const bool at_once =
-        status_of(unmapped) == CL_COMPLETE && !(any_queue_failure() && queue_failure(queue) < 0);
+        status_of(unmapped.get()) == CL_COMPLETE && !(any_queue_failure() && queue_failure(queue) < 0);
     if (at_once) {
         ended = end_cpu_access(*import, access, "unmap");
         if (ended == CL_SUCCESS) {
-            if (event) *event = unmapped; else next().clReleaseEvent(unmapped);
+            if (event) *event = unmapped.hand_off();
             return CL_SUCCESS;
         }
     }
@@ -196,7 +199,7 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
     HostStep step;
     step.queue = queue;
     step.num_events = 1;
-    step.wait_list = &unmapped;
+    step.wait_list = unmapped.as_list();
     step.type = CL_COMMAND_UNMAP_MEM_OBJECT;
     step.keep_alive = {import->mem};
     if (at_once)
@@ -212,7 +215,6 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue queue, cl_mem mem, 
         // closes now (the application no longer touches the mapping).
         end_cpu_access(*import, access, "unmap");
     }
-    next().clReleaseEvent(unmapped);  // the step's marker waits on it; the ICD holds it as long
     return err;
 }
 
