@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/dmabuf_aliases.hpp"
 #include "layer/handoff/dmabuf_state.hpp"
 #include "layer/dmabuf/primitives.hpp"
@@ -24,14 +25,14 @@ namespace cldmabuf {
 // what its step holds, and what a release claims to START it ahead.
 class AcquireOpening {
 public:
-    AcquireOpening(std::shared_ptr<Import> import, std::vector<cl_event> waits)
+    AcquireOpening(std::shared_ptr<Import> import, IcdEvents waits)
         : import_(std::move(import)), waits_(std::move(waits)) {}
     ~AcquireOpening();
     AcquireOpening(const AcquireOpening &) = delete;
     AcquireOpening &operator=(const AcquireOpening &) = delete;
 
     std::shared_ptr<Import> import_;
-    std::vector<cl_event> waits_;  // the acquire's wait list, retained
+    IcdEvents waits_;  // the acquire's wait list
     std::shared_ptr<DmabufRecord> record_;
     DmabufId id_ = 0;
     uint64_t serial_ = 0;  // its name in the commands' records (layer/core/command_dependencies.hpp)
@@ -75,7 +76,6 @@ OpeningsMadeHere::~OpeningsMadeHere() { openings_made_here = outer_; }
 
 AcquireOpening::~AcquireOpening() {
     if (record_) retire(*this);
-    for (cl_event e : waits_) next().clReleaseEvent(e);
 }
 
 cl_int open_acquire(const Import &import) {
@@ -86,8 +86,8 @@ cl_int open_acquire(const Import &import) {
 
 std::shared_ptr<AcquireOpening> make_acquire_opening(const std::shared_ptr<Import> &import, cl_uint num_events,
                                                      const cl_event *wait_list) {
-    std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
-    for (cl_event e : waits) next().clRetainEvent(e);
+    IcdEvents waits;
+    if (wait_list) waits.retain_all({wait_list, num_events});
     auto opening = std::make_shared<AcquireOpening>(import, std::move(waits));
     opening->serial_ = new_opening_serial();
     if (openings_made_here) openings_made_here->add(opening->serial_);
