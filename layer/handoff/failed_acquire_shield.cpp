@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/import_state.hpp"
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
@@ -23,22 +24,17 @@ namespace {
 
 struct Shield {
     const Import *import = nullptr;
-    // Whose commands behind a failed acquire may still run (retained: an
+    // Whose commands behind a failed acquire may still run (held: an
     // acquire on another queue enqueues a marker on each).
-    std::vector<cl_command_queue> queues;
+    std::vector<IcdQueue> queues;
 };
 
 std::mutex shield_mutex;
 auto *shields = new std::unordered_map<const Import *, Shield>;
 std::atomic<size_t> count{0};
 
-// Queue references; the dispatch is empty in unit tests over a fake kernel.
-void retain(cl_command_queue q) {
-    if (next().clRetainCommandQueue) next().clRetainCommandQueue(q);
-}
-void release(const std::vector<cl_command_queue> &queues) {
-    if (next().clReleaseCommandQueue)
-        for (cl_command_queue q : queues) next().clReleaseCommandQueue(q);
+std::vector<IcdQueue>::iterator find_queue(std::vector<IcdQueue> &queues, cl_command_queue queue) {
+    return std::find_if(queues.begin(), queues.end(), [queue](const IcdQueue &q) { return q.get() == queue; });
 }
 
 int prot_of(const Import &import) { return import.mapped_writable ? PROT_READ | PROT_WRITE : PROT_READ; }
@@ -58,7 +54,7 @@ void restore(const Import &import) {
 // into the mapping cache, so it must be the dma-buf's again.
 void forget_shield(const Import &import) {
     if (count.load(std::memory_order_relaxed) == 0) return;
-    std::vector<cl_command_queue> queues;
+    std::vector<IcdQueue> queues;
     {
         std::lock_guard lock(shield_mutex);
         auto it = shields->find(&import);
@@ -71,8 +67,10 @@ void forget_shield(const Import &import) {
     // Teardown runs in the ICD's destructor callback, maybe on its own
     // thread: the last reference to a queue the application already released
     // goes on the queue's worker instead.
-    if (next().clReleaseCommandQueue)
-        for (cl_command_queue q : queues) post_to_worker(q, [q] { next().clReleaseCommandQueue(q); });
+    for (IcdQueue &q : queues) {
+        const void *worker = q.get();
+        release_on_worker(worker, std::move(q));
+    }
 }
 
 }  // namespace
@@ -84,10 +82,8 @@ bool shield_import(Import &import, cl_command_queue queue) {
     std::lock_guard lock(shield_mutex);
     auto it = shields->find(&import);
     if (it != shields->end()) {
-        if (std::find(it->second.queues.begin(), it->second.queues.end(), queue) == it->second.queues.end()) {
-            retain(queue);
-            it->second.queues.push_back(queue);
-        }
+        if (find_queue(it->second.queues, queue) == it->second.queues.end())
+            it->second.queues.push_back(IcdQueue::retain(queue));
         return true;
     }
     void *p = kernel().mmap(import.mapping, import.mapping_len, prot_of(import),
@@ -98,8 +94,9 @@ bool shield_import(Import &import, cl_command_queue queue) {
                   static_cast<void *>(import.mem), std::strerror(errno));
         return false;
     }
-    retain(queue);
-    shields->emplace(&import, Shield{&import, {queue}});
+    Shield shield{&import, {}};
+    shield.queues.push_back(IcdQueue::retain(queue));
+    shields->emplace(&import, std::move(shield));
     count.store(shields->size(), std::memory_order_relaxed);
     LOG_WARN("import %p: acquire failed on queue %p; the commands behind it run on anonymous pages, not on the "
              "dma-buf, until that queue is drained",
@@ -109,14 +106,14 @@ bool shield_import(Import &import, cl_command_queue queue) {
 
 void queue_drained(cl_command_queue queue) {
     if (count.load(std::memory_order_relaxed) == 0) return;
-    std::vector<cl_command_queue> released;
+    std::vector<IcdQueue> released;  // after the lock
     {
         std::lock_guard lock(shield_mutex);
         for (auto it = shields->begin(); it != shields->end();) {
             auto &queues = it->second.queues;
-            if (std::find(queues.begin(), queues.end(), queue) != queues.end()) {
-                queues.erase(std::remove(queues.begin(), queues.end(), queue), queues.end());
-                released.push_back(queue);
+            if (auto q = find_queue(queues, queue); q != queues.end()) {
+                released.push_back(std::move(*q));
+                queues.erase(q);
             }
             if (queues.empty()) {
                 restore(*it->second.import);
@@ -127,7 +124,6 @@ void queue_drained(cl_command_queue queue) {
         }
         count.store(shields->size(), std::memory_order_relaxed);
     }
-    release(released);
 }
 
 bool import_shielded(const Import &import) {
@@ -141,19 +137,22 @@ bool any_import_shielded() { return count.load(std::memory_order_relaxed) != 0; 
 std::vector<cl_command_queue> shield_queues(const Import &import) {
     if (count.load(std::memory_order_relaxed) == 0) return {};
     std::lock_guard lock(shield_mutex);
-    auto it = shields->find(&import);
-    return it == shields->end() ? std::vector<cl_command_queue>{} : it->second.queues;
+    std::vector<cl_command_queue> queues;
+    if (auto it = shields->find(&import); it != shields->end())
+        for (const IcdQueue &q : it->second.queues) queues.push_back(q.get());
+    return queues;
 }
 
 bool reattach_import(const Import &import, cl_command_queue queue, const std::vector<cl_command_queue> &drained) {
     if (count.load(std::memory_order_relaxed) == 0) return true;
-    std::vector<cl_command_queue> queues;
+    std::vector<IcdQueue> queues;  // released after the lock
     {
         std::lock_guard lock(shield_mutex);
         auto it = shields->find(&import);
         if (it == shields->end()) return true;
-        for (cl_command_queue q : it->second.queues)
-            if (q != queue && std::find(drained.begin(), drained.end(), q) == drained.end()) {
+        for (const IcdQueue &held : it->second.queues)
+            if (cl_command_queue q = held.get();
+                q != queue && std::find(drained.begin(), drained.end(), q) == drained.end()) {
                 LOG_ERROR("acquire: import %p is detached from its dma-buf after a failed acquire on queue %p, "
                           "whose commands may still run: clFinish that queue first",
                           static_cast<void *>(import.mem), static_cast<void *>(q));
@@ -164,7 +163,6 @@ bool reattach_import(const Import &import, cl_command_queue queue, const std::ve
         shields->erase(it);
         count.store(shields->size(), std::memory_order_relaxed);
     }
-    release(queues);
     return true;
 }
 

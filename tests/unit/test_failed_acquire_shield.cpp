@@ -1,13 +1,17 @@
 // layer/handoff/failed_acquire_shield: a failed acquire's imports are detached
 // (anonymous pages MAP_FIXED over their mapping) and mapped again only when
-// every queue behind the failure was drained, or at teardown.
+// every queue behind the failure was drained, or at teardown.  The queues
+// it holds meanwhile are counted: each reference it takes it gives back.
 #include <catch2/catch_test_macros.hpp>
 
 #include <sys/mman.h>
 
+#include <map>
 #include <vector>
 
 #include "fake_kernel.hpp"
+#include "layer/core/dispatch.hpp"
+#include "layer/core/worker.hpp"
 #include "layer/handoff/failed_acquire_shield.hpp"
 #include "layer/core/import_state.hpp"
 #include "layer/core/registry.hpp"
@@ -37,6 +41,26 @@ struct RecordingKernel : unit::FakeKernel {
 
 cl_command_queue queue(uintptr_t n) { return reinterpret_cast<cl_command_queue>(n); }
 
+// The references the shield holds on each queue (retains minus releases).
+std::map<cl_command_queue, int> held;
+cl_int CL_API_CALL count_retain(cl_command_queue q) { return ++held[q], CL_SUCCESS; }
+cl_int CL_API_CALL count_release(cl_command_queue q) { return --held[q], CL_SUCCESS; }
+
+struct CountedQueues {
+    cl_icd_dispatch saved;
+    CountedQueues() {
+        saved = dispatch_tables::guarded_next;
+        dispatch_tables::guarded_next.clRetainCommandQueue = count_retain;
+        dispatch_tables::guarded_next.clReleaseCommandQueue = count_release;
+        held.clear();
+    }
+    ~CountedQueues() { dispatch_tables::guarded_next = saved; }
+    int on(uintptr_t n) {
+        shutdown_worker();  // a teardown releases on the queue's worker
+        return held[queue(n)];
+    }
+};
+
 Import make_import(void *mapping, bool writable) {
     Import import;
     import.fd = 42;
@@ -51,6 +75,7 @@ Import make_import(void *mapping, bool writable) {
 TEST_CASE("a failed acquire detaches the mapping until every queue behind it is drained") {
     RecordingKernel k;
     unit::ScopedKernel scoped(&k);
+    CountedQueues counted;
     alignas(4096) static char pages[8192];
     Import import = make_import(pages, true);
 
@@ -65,8 +90,11 @@ TEST_CASE("a failed acquire detaches the mapping until every queue behind it is 
     REQUIRE(shield_import(import, queue(2)));
     CHECK(k.maps.size() == 1);
     CHECK(shield_queues(import) == std::vector<cl_command_queue>{queue(1), queue(2)});
+    CHECK(counted.on(1) == 1);
+    CHECK(counted.on(2) == 1);
 
     queue_drained(queue(1));
+    CHECK(counted.on(1) == 0);
     CHECK(import_shielded(import));  // queue 2 may still run on the pages
     CHECK(k.maps.size() == 1);
     // An acquire on queue 3 that drained nothing: refused, still detached.
@@ -74,6 +102,8 @@ TEST_CASE("a failed acquire detaches the mapping until every queue behind it is 
     CHECK(import_shielded(import));
     // One that drained queue 2: the dma-buf is mapped again.
     CHECK(reattach_import(import, queue(3), {queue(2)}));
+    CHECK(counted.on(2) == 0);
+    CHECK(counted.on(3) == 0);
     REQUIRE(k.maps.size() == 2);
     CHECK(k.maps[1].addr == pages);
     CHECK(k.maps[1].flags == (MAP_SHARED | MAP_FIXED));
@@ -86,6 +116,7 @@ TEST_CASE("a failed acquire detaches the mapping until every queue behind it is 
 TEST_CASE("a detached mapping comes back on clFinish of its one queue, and at teardown") {
     RecordingKernel k;
     unit::ScopedKernel scoped(&k);
+    CountedQueues counted;
     alignas(4096) static char pages[8192];
     Import a = make_import(pages, false), b = make_import(pages + 4096, true);
     REQUIRE(shield_import(a, queue(1)));
@@ -97,7 +128,9 @@ TEST_CASE("a detached mapping comes back on clFinish of its one queue, and at te
     CHECK_FALSE(import_shielded(a));
 
     REQUIRE(shield_import(b, queue(1)));
+    CHECK(counted.on(1) == 1);
     forget_import_state(b);  // teardown: mapped again before the mapping is released
+    CHECK(counted.on(1) == 0);
     REQUIRE(k.maps.size() == 4);
     CHECK(k.maps[3].flags == (MAP_SHARED | MAP_FIXED));
     CHECK_FALSE(import_shielded(b));
@@ -107,6 +140,7 @@ TEST_CASE("a detached mapping comes back on clFinish of its one queue, and at te
 TEST_CASE("nothing is detached without a mapping, or when mmap refuses") {
     RecordingKernel k;
     unit::ScopedKernel scoped(&k);
+    CountedQueues counted;
     Import none = make_import(nullptr, true);
     CHECK_FALSE(shield_import(none, queue(1)));
     CHECK(k.maps.empty());
@@ -115,4 +149,5 @@ TEST_CASE("nothing is detached without a mapping, or when mmap refuses") {
     k.fail = true;
     CHECK_FALSE(shield_import(import, queue(1)));
     CHECK_FALSE(import_shielded(import));
+    CHECK(counted.on(1) == 0);
 }
