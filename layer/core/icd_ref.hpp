@@ -115,6 +115,13 @@ public:
     void retain_all(std::span<const Handle> handles) {
         for (Handle h : handles) add(IcdRef<Handle>::retain(h));
     }
+    // The last reference leaves the list (empty: an empty holder).
+    IcdRef<Handle> take_back() noexcept {
+        if (handles_.empty()) return IcdRef<Handle>();
+        IcdRef<Handle> last(handles_.back());
+        handles_.pop_back();
+        return last;
+    }
     const Handle *data() const noexcept { return handles_.data(); }
     size_t size() const noexcept { return handles_.size(); }
     bool empty() const noexcept { return handles_.empty(); }

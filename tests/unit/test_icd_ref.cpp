@@ -129,6 +129,10 @@ TEST_CASE("a list of references releases each once and hands the ICD a plain lis
         IcdEvents moved = std::move(events);
         CHECK(events.empty());
         CHECK(releases[a] == 0);
+        IcdEvent last = moved.take_back();
+        CHECK(last.get() == b);
+        CHECK(moved.size() == 1);
+        CHECK(releases[b] == 0);
         IcdContext context = IcdContext::retain(c);
     }
     CHECK(retains[a] == 0);
