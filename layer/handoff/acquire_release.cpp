@@ -33,6 +33,7 @@
 #include "layer/core/dispatch.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/core/failed_events.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/alias_merge.hpp"
 #include "layer/handoff/cpu_access.hpp"
@@ -165,14 +166,11 @@ Openings openings_of(const ImportList &list, cl_uint num_events, const cl_event 
 // but uploads that already went to the ICD (released here; the error is the
 // caller's).
 cl_int uploads_at_once(cl_command_queue queue, const ImportList &list, cl_event *command) {
-    std::vector<cl_event> uploads;
+    IcdEvents uploads;
     for (const auto &import : list) {
-        cl_event done = nullptr;
-        if (cl_int err = route_of(*import).upload_at_once(queue, *import, &done); err != CL_SUCCESS) {
-            for (cl_event e : uploads) next().clReleaseEvent(e);
-            return err;
-        }
-        if (done) uploads.push_back(done);
+        IcdEvent done;
+        if (cl_int err = route_of(*import).upload_at_once(queue, *import, done.out()); err != CL_SUCCESS) return err;
+        uploads.add(std::move(done));
     }
     return join_uploads(queue, uploads, command);
 }

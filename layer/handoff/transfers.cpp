@@ -1,6 +1,7 @@
 #include "layer/handoff/transfers.hpp"
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/blit/tiled_shadow.hpp"
 #include "layer/handoff/staging.hpp"
 #include "layer/handoff/alias_merge.hpp"
@@ -90,22 +91,21 @@ cl_int upload_at_once(cl_command_queue queue, const Import &import, cl_event *do
 // Write's on an in-order queue (the last one completes after the others),
 // else a barrier over them (an out-of-order queue must not start a later
 // command before them, as the queued path's barrier guarantees).
-cl_int join_uploads(cl_command_queue queue, std::vector<cl_event> &uploads, cl_event *command) {
+cl_int join_uploads(cl_command_queue queue, IcdEvents &uploads, cl_event *command) {
     if (uploads.empty()) return CL_SUCCESS;
     cl_int err = CL_SUCCESS;
-    cl_event last = nullptr;
+    IcdEvent last;
     if (!out_of_order_queue(queue)) {
-        last = uploads.back();
-        uploads.pop_back();
+        last = uploads.take_back();
     } else {
-        err = next().clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(uploads.size()), uploads.data(), &last);
+        err = next().clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(uploads.size()), uploads.data(),
+                                                  last.out());
     }
     if (err == CL_SUCCESS) {
-        next().clReleaseEvent(*command);
-        *command = last;
+        IcdEvent replaced(*command);  // the caller's reference, released here
+        *command = last.hand_off();
     }
-    for (cl_event e : uploads) next().clReleaseEvent(e);
-    uploads.clear();
+    uploads.reset();
     return err;
 }
 

@@ -14,6 +14,7 @@
 
 #include "layer/base/cl_compat.h"
 #include "layer/core/registry.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/handoff/handoff_route.hpp"
 
 namespace cldmabuf {
@@ -63,6 +64,6 @@ void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
 // The fast acquire's uploads, one event each (released here): *command
 // becomes the event that completes after all of them (see the .cpp).
 // Nothing uploaded: *command unchanged.
-cl_int join_uploads(cl_command_queue queue, std::vector<cl_event> &uploads, cl_event *command);
+cl_int join_uploads(cl_command_queue queue, IcdEvents &uploads, cl_event *command);
 
 }  // namespace cldmabuf
