@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -142,12 +143,14 @@ using IcdEvents = IcdRefs<cl_event>;
 using IcdMems = IcdRefs<cl_mem>;
 using IcdQueues = IcdRefs<cl_command_queue>;
 
-// Releases `ref` on `key`'s worker (layer/core/worker.hpp), after the jobs
-// posted before: the one way to let go of a reference from inside an ICD
-// callback, where calling back into the ICD is not allowed.
-template <typename Handle>
-void release_on_worker(const void *key, IcdRef<Handle> ref) {
-    post_to_worker(key, [handle = ref.hand_off()] { IcdRef<Handle> last(handle); });
+// Releases what `held` holds (an IcdRef or IcdRefs) on `key`'s worker
+// (layer/core/worker.hpp), after the jobs posted before: the one way to let
+// go of references from inside an ICD callback, where calling back into the
+// ICD is not allowed.
+template <typename Holder>
+void release_on_worker(const void *key, Holder held) {
+    auto box = std::make_shared<Holder>(std::move(held));  // a job is copyable; the holder is not
+    post_to_worker(key, [box] { box->reset(); });
 }
 
 }  // namespace cldmabuf
