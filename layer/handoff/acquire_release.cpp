@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/dmabuf/explicit_fences.hpp"
 #include "layer/core/failed_events.hpp"
-#include "layer/core/icd_ref.hpp"
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/alias_merge.hpp"
 #include "layer/handoff/cpu_access.hpp"
@@ -454,12 +454,12 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     for (const auto &import : list) step.keep_alive.push_back(import->mem);
     step.work = [list, slots, fences](cl_int prior) -> cl_int {
         cl_int result = prior < 0 ? prior : CL_SUCCESS;
-        std::vector<cl_event> still_writing;  // write-backs that outlived their wait
+        IcdEvents still_writing;  // write-backs that outlived their wait
         for (size_t i = 0; i < list.size(); ++i)
             route_of(*list[i]).release_in_step(*list[i], slots[i], &result, &still_writing);
         // Also after a failure: a consumer must not wait past the release,
         // nor be let in while a write-back still writes the dma-buf.
-        signal_release_fences_after(fences, still_writing);
+        signal_release_fences_after(fences, std::move(still_writing));
         return result;
     };
     cl_int err = enqueue_host_step(std::move(step), event);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/handoff/plan.hpp"
 
@@ -103,9 +104,9 @@ public:
     // On the layer's worker, every earlier command finished: *result is the
     // command's status so far (a failure leaves the dma-buf as it was) and
     // becomes this import's first failure; `still_writing` receives a
-    // transfer that outlived its wait (retained).
+    // transfer that outlived its wait.
     virtual void release_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
-                                 std::vector<cl_event> *still_writing) const = 0;
+                                 IcdEvents *still_writing) const = 0;
 
     // -- Map and unmap: whether the application's map of the ICD's object
     //    is of the dma-buf's own pages, bracketed with SYNC START and END

@@ -13,6 +13,7 @@
 #include "layer/handoff/dmabuf_state.hpp"
 #include "layer/base/log.hpp"
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/worker.hpp"
 #include "layer/queue/epoch.hpp"
 
@@ -91,28 +92,31 @@ namespace {
 // Shared by every writer's callback: the last one to run adopts it back
 // (it was released to them, signal_release_fences_after) and signals.
 struct LateSignal {
-    LateSignal(ReleaseFences f, size_t writers) : fences(std::move(f)), left(writers) {}
+    LateSignal(ReleaseFences f, IcdEvents w, size_t n) : fences(std::move(f)), writers(std::move(w)), left(n) {}
     ReleaseFences fences;
+    IcdEvents writers;  // until the last one completed
     std::atomic<size_t> left;
 };
 
 void CL_CALLBACK on_writer_done(cl_event writer, cl_int, void *data) {
     auto *late = static_cast<LateSignal *>(data);
-    // Not released in its own callback (some ICDs still touch it): on the worker.
-    post_to_worker(writer, [writer] { next().clReleaseEvent(writer); });
     if (late->left.fetch_sub(1) != 1) return;
     const std::unique_ptr<LateSignal> last(late);
     signal_release_fences(last->fences);
+    // Not released in a callback (some ICDs still touch the event): on the worker.
+    release_on_worker(writer, std::move(last->writers));
 }
 
 }  // namespace
 
-void signal_release_fences_after(const ReleaseFences &fences, const std::vector<cl_event> &writers) {
+void signal_release_fences_after(const ReleaseFences &fences, IcdEvents writers) {
     if (writers.empty()) return signal_release_fences(fences);
+    // The handles, apart: the last callback may free the record (and the list) before the loop ends.
+    const std::vector<cl_event> handles(writers.begin(), writers.end());
     // The writers' callbacks' (one share each, counted by `left`); a refused
     // callback's share is spent at once.
-    LateSignal *late = std::make_unique<LateSignal>(fences, writers.size()).release();
-    for (cl_event writer : writers)
+    LateSignal *late = std::make_unique<LateSignal>(fences, std::move(writers), handles.size()).release();
+    for (cl_event writer : handles)
         if (next().clSetEventCallback(writer, CL_COMPLETE, on_writer_done, late) != CL_SUCCESS) {
             LOG_WARN("release: no completion callback on a write-back that outlived its wait: the release fence "
                      "is signalled now, while it may still write the dma-buf");

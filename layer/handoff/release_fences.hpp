@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/sync/dmabuf_bridge.hpp"
 
@@ -46,12 +47,12 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
                                     cl_uint num_events, const cl_event *wait_list);
 // Signals every fence (the release step's last act).
 void signal_release_fences(const ReleaseFences &fences);
-// The same, once every event of `writers` completed (their references are
-// taken over): a failed release whose write-back outlived its wait still
+// The same, once every event of `writers` completed (released then): a
+// failed release whose write-back outlived its wait still
 // writes the dma-buf, and a consumer let in by the fence would read
 // half-written bytes.  The failure is on the release's event at once; the
 // fence stays pending while the ICD writes (the fence's own deadline, the
 // watchdog, still bounds it).
-void signal_release_fences_after(const ReleaseFences &fences, const std::vector<cl_event> &writers);
+void signal_release_fences_after(const ReleaseFences &fences, IcdEvents writers);
 
 }  // namespace cldmabuf

@@ -67,7 +67,7 @@ public:
     }
     bool release_waits_for_fences() const override { return false; }
     void release_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
-                         std::vector<cl_event> *still_writing) const override {
+                         IcdEvents *still_writing) const override {
         write_back_in_step(import, slot, result, still_writing);
         // END even after an error: the CPU access bracket must close.
         const cl_int ended = close_at_once(import, "release");

@@ -51,7 +51,7 @@ public:
     // The re-tile is a blitter execbuffer on the dma-buf, which waits for its fences (implicit sync).
     bool release_waits_for_fences() const override { return true; }
     void release_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
-                         std::vector<cl_event> *still_writing) const override {
+                         IcdEvents *still_writing) const override {
         if (device_copy_) write_back_in_step(import, slot, result, still_writing);
         // After a failed command the shadow may be half written: leave the dma-buf as it was.
         if (*result == CL_SUCCESS && !(import.flags & CL_MEM_READ_ONLY)) *result = retile(import);

@@ -28,8 +28,7 @@ public:
         return end_cpu_access(import, import.sync_access_flags(), what);
     }
     bool release_waits_for_fences() const override { return false; }
-    void release_in_step(Import &import, const ReleaseSlot &, cl_int *result,
-                         std::vector<cl_event> *) const override {
+    void release_in_step(Import &import, const ReleaseSlot &, cl_int *result, IcdEvents *) const override {
         // END even after an error: the CPU access bracket must close.  A
         // failed END fails the step, as a failed END of an unmap does: the
         // CPU may not see the device's writes.

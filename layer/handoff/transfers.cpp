@@ -183,8 +183,7 @@ cl_int write_back_before_step(cl_command_queue queue, const Import &import, cons
     return CL_SUCCESS;
 }
 
-void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
-                        std::vector<cl_event> *still_writing) {
+void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result, IcdEvents *still_writing) {
     // The scratch holds the device copy (its Read is in the wait list);
     // after a failed command the dma-buf is left as it was.
     if (copied_out(import)) finish_release(import, slot.write_back.get(), *result == CL_SUCCESS);
@@ -192,9 +191,9 @@ void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
     // device copy is final.  After a failed command the dma-buf is left as
     // it was.
     if (slot.staging && *result == CL_SUCCESS) {
-        cl_event writing = nullptr;
-        *result = staged_to_dmabuf(*slot.staging, import, &writing);
-        if (writing) still_writing->push_back(writing);
+        IcdEvent writing;
+        *result = staged_to_dmabuf(*slot.staging, import, writing.out());
+        still_writing->add(std::move(writing));
         if (*result == CL_SUCCESS) count_copy(import, true, stats().copy_out_bytes);
     }
 }

@@ -58,8 +58,7 @@ cl_int write_back_at_once(cl_command_queue queue, Import &import, const ReleaseS
 void prepare_write_back(Import &import, cl_command_queue queue, ReleaseSlot *slot);
 cl_int write_back_before_step(cl_command_queue queue, const Import &import, const ReleaseSlot &slot, cl_uint n,
                               const cl_event *waits, cl_event *done);
-void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result,
-                        std::vector<cl_event> *still_writing);
+void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result, IcdEvents *still_writing);
 
 // The fast acquire's uploads, one event each (released here): *command
 // becomes the event that completes after all of them (see the .cpp).

@@ -239,7 +239,9 @@ TEST_CASE("staging: a failed release's fences are signalled only once its write-
         callback = {};
     }
     auto before = std::make_shared<sync::DmabufSignal>(), after = std::make_shared<sync::DmabufSignal>();
-    signal_release_fences_after({before, after}, {writer});
+    IcdEvents writers;
+    writers.add(IcdEvent(writer));
+    signal_release_fences_after({before, after}, std::move(writers));
     CHECK(before->attach(7) != -ECANCELED);  // not signalled while the ICD still writes the dma-buf
     Callback cb;
     {
