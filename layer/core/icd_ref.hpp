@@ -13,6 +13,7 @@
 // not the layer's, and are not held here.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -129,6 +130,17 @@ public:
     Handle operator[](size_t i) const noexcept { return handles_[i]; }
     const Handle *begin() const noexcept { return handles_.data(); }
     const Handle *end() const noexcept { return handles_.data() + handles_.size(); }
+    // Releases (and drops from the list) each reference `done` answers true for.
+    template <typename Pred>
+    void release_if(Pred done) {
+        handles_.erase(std::remove_if(handles_.begin(), handles_.end(),
+                                      [&](Handle h) {
+                                          if (!done(h)) return false;
+                                          icd_ref_detail::release(h);
+                                          return true;
+                                      }),
+                       handles_.end());
+    }
     // Releases every reference now.
     void reset() noexcept {
         for (Handle h : handles_) icd_ref_detail::release(h);

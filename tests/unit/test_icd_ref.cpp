@@ -133,6 +133,10 @@ TEST_CASE("a list of references releases each once and hands the ICD a plain lis
         CHECK(last.get() == b);
         CHECK(moved.size() == 1);
         CHECK(releases[b] == 0);
+        moved.add(std::move(last));
+        moved.release_if([b](cl_event e) { return e == b; });
+        CHECK(releases[b] == 1);
+        CHECK(moved.size() == 1);
         IcdContext context = IcdContext::retain(c);
     }
     CHECK(retains[a] == 0);
