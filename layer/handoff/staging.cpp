@@ -28,6 +28,7 @@
 #include "layer/base/owned_mapping.hpp"
 #include "layer/base/settings.hpp"
 #include "layer/base/stats.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/worker.hpp"
 
 namespace cldmabuf {
@@ -56,16 +57,27 @@ public:
     static constexpr size_t kChunk = 16u << 20;
     static constexpr int kSlots = 2;
 
-    PinnedStaging(cl_command_queue queue, cl_mem buffer, uint8_t *host) : queue_(queue), buffer_(buffer), host_(host) {}
+    PinnedStaging(IcdQueue queue, IcdMem buffer, uint8_t *host)
+        : queue_(std::move(queue)), buffer_(std::move(buffer)), host_(host) {}
     ~PinnedStaging() {
         // The last import using it may go in an ICD callback, where blocking
         // calls are not allowed: the worker unmaps and frees, the transfers
         // that outlived their wait (busy_) finished by then (clFinish).
-        post_to_worker(queue_, [q = queue_, b = buffer_, h = host_, busy = std::move(busy_)] {
-            if (next().clEnqueueUnmapMemObject(q, b, h, 0, nullptr, nullptr) == CL_SUCCESS) next().clFinish(q);
-            for (cl_event e : busy) next().clReleaseEvent(e);
-            next().clReleaseMemObject(b);
-            next().clReleaseCommandQueue(q);
+        struct Left {
+            IcdQueue queue;
+            IcdMem buffer;
+            uint8_t *host;
+            IcdEvents busy;
+        };
+        const void *worker = queue_.get();
+        auto left = std::make_shared<Left>(Left{std::move(queue_), std::move(buffer_), host_, std::move(busy_)});
+        post_to_worker(worker, [left] {
+            if (next().clEnqueueUnmapMemObject(left->queue.get(), left->buffer.get(), left->host, 0, nullptr,
+                                               nullptr) == CL_SUCCESS)
+                next().clFinish(left->queue.get());
+            left->busy.reset();
+            left->buffer.reset();
+            left->queue.reset();
         });
     }
     PinnedStaging(const PinnedStaging &) = delete;
@@ -78,20 +90,20 @@ public:
     cl_int registered_to_dmabuf_after(const Import &import, cl_event after);
 
 private:
-    cl_int wait(cl_event *ev, const char *what);
-    cl_int finish(cl_event *ev, const char *what);
+    cl_int wait(IcdEvent &ev, const char *what);
+    cl_int finish(IcdEvent &ev, const char *what);
     cl_int slots_free(const char *what);
     cl_int direct(const Import &import, bool to_device, cl_event after = nullptr, cl_event *still_writing = nullptr);
-    void drop(cl_event (&ev)[kSlots]);
+    void drop(IcdEvent (&ev)[kSlots]);
     uint8_t *slot(int i) { return host_ + size_t(i) * kChunk; }
 
     std::mutex mutex_;  // one transfer at a time per staging
     // Slot transfers that did not complete within their wait (under mutex_):
     // the ICD still moves bytes to or from the slots, so no transfer uses a
     // slot until every one of them has completed (slots_free).
-    std::vector<cl_event> busy_;
-    cl_command_queue queue_;
-    cl_mem buffer_;
+    IcdEvents busy_;
+    IcdQueue queue_;
+    IcdMem buffer_;
     uint8_t *host_;
 };
 
@@ -212,27 +224,24 @@ void register_once(const Import &import, cl_device_id device) {
 
 std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id device, std::string *why) {
     cl_int err = CL_SUCCESS;
-    cl_command_queue q = next().clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    IcdQueue q(next().clCreateCommandQueueWithProperties(context, device, nullptr, &err));
     if (!q) {
         *why = "cannot create the staging queue (error " + std::to_string(err) + ")";
         return nullptr;
     }
     const size_t bytes = PinnedStaging::kChunk * PinnedStaging::kSlots;
-    cl_mem b = next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
+    IcdMem b(next().clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err));
     if (!b) {
-        next().clReleaseCommandQueue(q);
         *why = "the ICD refused a CL_MEM_ALLOC_HOST_PTR staging buffer (error " + std::to_string(err) + ")";
         return nullptr;
     }
-    void *host = next().clEnqueueMapBuffer(q, b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
-                                           nullptr, &err);
+    void *host = next().clEnqueueMapBuffer(q.get(), b.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                           nullptr, nullptr, &err);
     if (!host) {
-        next().clReleaseMemObject(b);
-        next().clReleaseCommandQueue(q);
         *why = "cannot map the staging buffer (error " + std::to_string(err) + ")";
         return nullptr;
     }
-    return std::make_shared<PinnedStaging>(q, b, static_cast<uint8_t *>(host));
+    return std::make_shared<PinnedStaging>(std::move(q), std::move(b), static_cast<uint8_t *>(host));
 }
 
 }  // namespace
@@ -265,13 +274,13 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
     return s;
 }
 
-cl_int PinnedStaging::wait(cl_event *ev, const char *what) {
+cl_int PinnedStaging::wait(IcdEvent &ev, const char *what) {
     // Bounded: a chunk's DMA takes milliseconds; a stuck one must not hold
     // the worker (and every queue's host steps) for ever.
     const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(10000 + fence_timeout_ms());
     cl_int status = CL_QUEUED;
     for (int spins = 0;; ++spins) {
-        if (next().clGetEventInfo(*ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+        if (next().clGetEventInfo(ev.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
             CL_SUCCESS)
             status = CL_INVALID_EVENT;
         if (status <= CL_COMPLETE) break;
@@ -282,8 +291,7 @@ cl_int PinnedStaging::wait(cl_event *ev, const char *what) {
         if (spins < 2000) sched_yield();
         else usleep(50);
     }
-    next().clReleaseEvent(*ev);
-    *ev = nullptr;
+    ev.reset();
     if (status < 0) {
         LOG_ERROR("%s: a staging transfer failed (status %d)", what, status);
         return status;
@@ -293,12 +301,9 @@ cl_int PinnedStaging::wait(cl_event *ev, const char *what) {
 
 // wait(), and a transfer still running at its bound is kept in busy_: its
 // slot is not reused until it completed.
-cl_int PinnedStaging::finish(cl_event *ev, const char *what) {
+cl_int PinnedStaging::finish(IcdEvent &ev, const char *what) {
     const cl_int err = wait(ev, what);
-    if (*ev) {
-        busy_.push_back(*ev);
-        *ev = nullptr;
-    }
+    busy_.add(std::move(ev));
     return err;
 }
 
@@ -306,28 +311,23 @@ cl_int PinnedStaging::finish(cl_event *ev, const char *what) {
 // completed since (each is let go here); else the transfer is refused, one
 // log line, so that neither the CPU nor a new DMA meets bytes still moving.
 cl_int PinnedStaging::slots_free(const char *what) {
-    busy_.erase(std::remove_if(busy_.begin(), busy_.end(),
-                               [](cl_event e) {
-                                   cl_int status = CL_QUEUED;
-                                   if (next().clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
-                                                             &status, nullptr) != CL_SUCCESS ||
-                                       status > CL_COMPLETE)
-                                       return false;
-                                   next().clReleaseEvent(e);
-                                   return true;
-                               }),
-                busy_.end());
+    busy_.release_if([](cl_event e) {
+        cl_int status = CL_QUEUED;
+        return next().clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
+                   CL_SUCCESS &&
+               status <= CL_COMPLETE;
+    });
     if (busy_.empty()) return CL_SUCCESS;
     LOG_ERROR("%s: %zu staging transfer(s) that outlived their wait still use the staging slots: not reused until "
               "they completed", what, busy_.size());
     return CL_OUT_OF_RESOURCES;
 }
 
-void PinnedStaging::drop(cl_event (&ev)[kSlots]) {
+void PinnedStaging::drop(IcdEvent (&ev)[kSlots]) {
     // After a failure: what is in flight finishes (bounded) before the slots
     // are reused, or stays in busy_.
-    for (cl_event &e : ev)
-        if (e) finish(&e, "staging");
+    for (IcdEvent &e : ev)
+        if (e) finish(e, "staging");
 }
 
 cl_int PinnedStaging::to_device(const Import &import, const void *from) {
@@ -335,24 +335,25 @@ cl_int PinnedStaging::to_device(const Import &import, const void *from) {
     if (registered_mapping(import) && !from) return direct(import, true);
     if (cl_int busy = slots_free("acquire"); busy != CL_SUCCESS) return busy;
     const auto *src = static_cast<const uint8_t *>(from ? from : import.mapping);
-    cl_event ev[kSlots] = {};
+    IcdEvent ev[kSlots];
     size_t i = 0;
     for (size_t off = 0; off < import.size; off += kChunk, ++i) {
         const int s = int(i % kSlots);
         if (ev[s])
-            if (cl_int err = finish(&ev[s], "acquire"); err != CL_SUCCESS) return drop(ev), err;
+            if (cl_int err = finish(ev[s], "acquire"); err != CL_SUCCESS) return drop(ev), err;
         const size_t len = std::min(kChunk, import.size - off);
         parallel_copy(slot(s), src + off, len);
-        cl_int err = next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, off, len, slot(s), 0, nullptr, &ev[s]);
+        cl_int err = next().clEnqueueWriteBuffer(queue_.get(), import.mem, CL_FALSE, off, len, slot(s), 0, nullptr,
+                                                 ev[s].out());
         if (err != CL_SUCCESS) {
             LOG_ERROR("acquire: the ICD refused the staged copy into the device buffer (error %d)", err);
             return drop(ev), err;
         }
-        next().clFlush(queue_);
+        next().clFlush(queue_.get());
     }
-    for (cl_event &e : ev)
+    for (IcdEvent &e : ev)
         if (e)
-            if (cl_int err = finish(&e, "acquire"); err != CL_SUCCESS) return drop(ev), err;
+            if (cl_int err = finish(e, "acquire"); err != CL_SUCCESS) return drop(ev), err;
     stats().staged_bytes += import.size;
     return CL_SUCCESS;
 }
@@ -362,22 +363,22 @@ cl_int PinnedStaging::to_dmabuf(const Import &import, cl_event *still_writing) {
     if (registered_mapping(import)) return direct(import, false, nullptr, still_writing);
     if (cl_int busy = slots_free("release"); busy != CL_SUCCESS) return busy;
     auto *dst = static_cast<uint8_t *>(import.mapping);
-    cl_event ev[kSlots] = {};
+    IcdEvent ev[kSlots];
     const size_t chunks = (import.size + kChunk - 1) / kChunk;
     auto start = [&](size_t i) -> cl_int {
         const size_t off = i * kChunk, len = std::min(kChunk, import.size - off);
-        cl_int err = next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, off, len, slot(int(i % kSlots)), 0,
-                                                nullptr, &ev[i % kSlots]);
+        cl_int err = next().clEnqueueReadBuffer(queue_.get(), import.mem, CL_FALSE, off, len, slot(int(i % kSlots)),
+                                                0, nullptr, ev[i % kSlots].out());
         if (err != CL_SUCCESS)
             LOG_ERROR("release: the ICD refused the staged copy out of the device buffer (error %d)", err);
-        next().clFlush(queue_);
+        next().clFlush(queue_.get());
         return err;
     };
     for (size_t i = 0; i < std::min<size_t>(chunks, kSlots); ++i)
         if (cl_int err = start(i); err != CL_SUCCESS) return drop(ev), err;
     for (size_t i = 0; i < chunks; ++i) {
         const int s = int(i % kSlots);
-        if (cl_int err = finish(&ev[s], "release"); err != CL_SUCCESS) return drop(ev), err;
+        if (cl_int err = finish(ev[s], "release"); err != CL_SUCCESS) return drop(ev), err;
         const size_t off = i * kChunk;
         parallel_copy(dst + off, slot(s), std::min(kChunk, import.size - off));
         if (i + kSlots < chunks)
@@ -394,22 +395,24 @@ cl_int PinnedStaging::to_dmabuf(const Import &import, cl_event *still_writing) {
 // `still_writing` (the caller's to release) where given.
 cl_int PinnedStaging::direct(const Import &import, bool to_device, cl_event after, cl_event *still_writing) {
     const char *what = to_device ? "acquire" : "release";
-    cl_event ev = nullptr;
+    IcdEvent ev;
     void *host = registered_mapping(import);
     const cl_uint n = after ? 1 : 0;
     const cl_event *waits = after ? &after : nullptr;
-    const cl_int err =
-        to_device ? next().clEnqueueWriteBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, n, waits, &ev)
-                  : next().clEnqueueReadBuffer(queue_, import.mem, CL_FALSE, 0, import.size, host, n, waits, &ev);
+    const cl_int err = to_device ? next().clEnqueueWriteBuffer(queue_.get(), import.mem, CL_FALSE, 0, import.size,
+                                                               host, n, waits, ev.out())
+                                 : next().clEnqueueReadBuffer(queue_.get(), import.mem, CL_FALSE, 0, import.size,
+                                                              host, n, waits, ev.out());
     if (err != CL_SUCCESS) {
         LOG_ERROR("%s: the ICD refused the copy %s the registered mapping (error %d)", what,
                   to_device ? "from" : "into", err);
         return err;
     }
-    next().clFlush(queue_);
-    const cl_int done = wait(&ev, what);
-    if (ev && !to_device && still_writing) *still_writing = ev;
-    else if (ev) next().clReleaseEvent(ev);  // timed out: the ICD still owns the transfer
+    next().clFlush(queue_.get());
+    const cl_int done = wait(ev, what);
+    // Still running at the bound: the caller's where it asked, else let go
+    // (the ICD still owns the transfer).
+    if (ev && !to_device && still_writing) *still_writing = ev.hand_off();
     return done;
 }
 
