@@ -297,7 +297,7 @@ cl_int check_wait_list(cl_uint num_events, const cl_event *wait_list) {
 }
 
 cl_int enqueue_host_step(HostStep step, cl_event *event) {
-    IcdEvent marker(step.marker);  // the caller's reference
+    IcdEvent marker = std::move(step.marker);
     cl_context context = nullptr;
     cl_int err = next().clGetCommandQueueInfo(step.queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
     if (err != CL_SUCCESS) return CL_INVALID_COMMAND_QUEUE;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/icd_ref.hpp"
 
 namespace cldmabuf {
 
@@ -76,7 +77,7 @@ struct HostStep {
     // enqueues none of its own, unless the step has a wait list, which that
     // marker was enqueued before: then it is released and the step's own
     // marker waits for the list.
-    cl_event marker = nullptr;
+    IcdEvent marker;
 };
 
 // CL_INVALID_EVENT_WAIT_LIST for a count/list mismatch or an invalid event,

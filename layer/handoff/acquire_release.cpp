@@ -165,7 +165,7 @@ Openings openings_of(const ImportList &list, cl_uint num_events, const cl_event 
 // after all of them.  On an error nothing of the command is left enqueued
 // but uploads that already went to the ICD (released here; the error is the
 // caller's).
-cl_int uploads_at_once(cl_command_queue queue, const ImportList &list, cl_event *command) {
+cl_int uploads_at_once(cl_command_queue queue, const ImportList &list, IcdEvent *command) {
     IcdEvents uploads;
     for (const auto &import : list) {
         IcdEvent done;
@@ -199,18 +199,18 @@ std::function<void()> shield_after_failure(const ImportList &list, cl_command_qu
 // An acquire of imports a failed acquire detached: a marker on each other
 // queue whose commands behind that failure may still run on the detached
 // pages; the step waits for them and then maps the dma-bufs again
-// (reattach_shielded).  The markers' events are the caller's to release.
-std::vector<cl_event> drain_shield_queues(const ImportList &list, cl_command_queue queue,
-                                          std::vector<cl_command_queue> *drained) {
-    std::vector<cl_event> markers;
+// (reattach_shielded).
+IcdEvents drain_shield_queues(const ImportList &list, cl_command_queue queue,
+                              std::vector<cl_command_queue> *drained) {
+    IcdEvents markers;
     if (!any_import_shielded()) return markers;
     for (const auto &import : list)
         for (cl_command_queue q : shield_queues(*import)) {
             if (q == queue || std::find(drained->begin(), drained->end(), q) != drained->end()) continue;
-            cl_event m = nullptr;
-            if (next().clEnqueueMarkerWithWaitList(q, 0, nullptr, &m) != CL_SUCCESS) continue;  // reattach refuses
+            IcdEvent m;
+            if (next().clEnqueueMarkerWithWaitList(q, 0, nullptr, m.out()) != CL_SUCCESS) continue;  // reattach refuses
             next().clFlush(q);
-            markers.push_back(m);
+            markers.add(std::move(m));
             drained->push_back(q);
         }
     return markers;
@@ -241,16 +241,13 @@ bool needs_marker(HandoffWay way, const cl_event *event, const ImportList &list,
                        [acquire](const auto &import) { return route_of(*import).moves_bytes(*import, acquire); });
 }
 
-// The marker becomes the command's event (reported with the _KHR type).
-// Without one (needs_marker) there is no event to give.
-void hand_out(cl_event marker, cl_command_type type, cl_event *event) {
-    if (!marker) return;
-    if (!event) {
-        next().clReleaseEvent(marker);
-        return;
-    }
-    event_types().add(marker, type);
-    *event = marker;
+// The marker becomes the command's event (reported with the _KHR type), or
+// goes with its holder when the application asked for none.  Without one
+// (needs_marker) there is no event to give.
+void hand_out(IcdEvent marker, cl_command_type type, cl_event *event) {
+    if (!marker || !event) return;
+    event_types().add(marker.get(), type);
+    *event = marker.hand_off();
 }
 
 }  // namespace
@@ -278,7 +275,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     if (plan.way != HandoffWay::queued) {
         bool idle = true;  // without a marker: the quiet queue's
         if (needs_marker(plan.way, event, list, true))
-            if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &step.marker, &idle);
+            if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, step.marker.out(), &idle);
                 err != CL_SUCCESS)
                 return err;
         const FailureFacts failure = failure_facts(queue, list, true);  // after the marker
@@ -292,14 +289,13 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
             if (fast_failure == CL_SUCCESS) {
                 if (cl_int err = uploads_at_once(queue, list, &step.marker); err != CL_SUCCESS) {
                     // The command is not enqueued: the CPU access brackets just
-                    // opened close again, the marker goes.
+                    // opened close again, the marker goes with the step.
                     for (const auto &import : list) route_of(*import).close_at_once(*import, "acquire");
-                    if (step.marker) next().clReleaseEvent(step.marker);
                     return err;
                 }
                 count_fast(plan.way);
                 if (plan.note_quiet) note_quiet_queue(queue, word, 1);
-                hand_out(step.marker, step.type, event);
+                hand_out(std::move(step.marker), step.type, event);
                 return CL_SUCCESS;
             }
         }
@@ -313,7 +309,8 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     // (Not behind a marker the fast path already enqueued, nor with a wait
     // list the step refuses: the work then finds them detached and fails.)
     std::vector<cl_command_queue> drained;
-    std::vector<cl_event> drains, waits;
+    IcdEvents drains;  // until the step is enqueued
+    std::vector<cl_event> waits;
     if (!step.marker && (num_events > 0) == (wait_list != nullptr))
         drains = drain_shield_queues(list, queue, &drained);
     if (!drains.empty()) {
@@ -354,9 +351,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
         }
         return CL_SUCCESS;
     };
-    const cl_int err = enqueue_host_step(std::move(step), event);
-    for (cl_event m : drains) next().clReleaseEvent(m);
-    return err;
+    return enqueue_host_step(std::move(step), event);
 }
 
 cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, cl_uint num_mem_objects,
@@ -376,7 +371,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     std::vector<ReleaseSlot> slots(list.size());
     for (size_t i = 0; i < list.size(); ++i) slots[i].write_back = decide_release(*list[i]);
 
-    cl_event marker = nullptr;
+    IcdEvent marker;
     // A SYNC END that failed on the fast path fails the release as it does on
     // the queued path (the CPU may not see the device's writes): the step
     // reports it (end_cpu_access wrote the log line).
@@ -385,7 +380,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     if (plan.way != HandoffWay::queued) {
         bool idle = true;  // without a marker: the quiet queue's
         if (needs_marker(plan.way, event, list, false))
-            if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, &marker, &idle);
+            if (cl_int err = enqueue_marker(queue, plan.way != HandoffWay::fast_watched, marker.out(), &idle);
                 err != CL_SUCCESS)
                 return err;
         const FailureFacts failure = failure_facts(queue, list, false);  // after the marker
@@ -394,7 +389,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         if (completes_fast(plan.way, after)) {
             // Every earlier command finished: device copies come back now, and
             // the CPU access bracket closes, for every import even after a failure.
-            fast_failure = write_backs_at_once(queue, list, slots, marker);
+            fast_failure = write_backs_at_once(queue, list, slots, marker.get());
             for (const auto &import : list) {
                 const cl_int ended = route_of(*import).close_at_once(*import, "release");
                 if (fast_failure == CL_SUCCESS) fast_failure = ended;
@@ -402,7 +397,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
             if (fast_failure == CL_SUCCESS) {
                 count_fast(plan.way);
                 if (plan.note_quiet) note_quiet_queue(queue, word, 1);
-                hand_out(marker, CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR, event);
+                hand_out(std::move(marker), CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR, event);
                 return CL_SUCCESS;
             }
         }
@@ -412,7 +407,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         HostStep step;
         step.queue = queue;
         step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
-        step.marker = marker;
+        step.marker = std::move(marker);
         return enqueue_fast_failure(std::move(step), list, fast_failure, event);
     }
 
@@ -420,18 +415,17 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     // follows them.  An aliased import's copy goes to its scratch, and the
     // step merges its changes (layer/handoff/alias_merge.hpp).
     std::vector<cl_event> waits(wait_list, wait_list + (wait_list ? num_events : 0));
-    std::vector<cl_event> readbacks;
+    IcdEvents readbacks;  // until the step is enqueued
     for (size_t i = 0; i < list.size(); ++i) route_of(*list[i]).prepare_release(*list[i], queue, &slots[i]);
     for (size_t i = 0; i < list.size(); ++i) {
-        cl_event done = nullptr;
+        IcdEvent done;
         cl_int err = route_of(*list[i]).release_before_step(queue, *list[i], slots[i],
                                                             static_cast<cl_uint>(waits.size()),
-                                                            waits.empty() ? nullptr : waits.data(), &done);
-        if (err != CL_SUCCESS) {
-            for (cl_event e : readbacks) next().clReleaseEvent(e);
-            return err;
-        }
-        if (done) readbacks.push_back(done);
+                                                            waits.empty() ? nullptr : waits.data(), done.out());
+        // A refused Read: the fast attempt's marker and the Reads already
+        // enqueued go with their holders.
+        if (err != CL_SUCCESS) return err;
+        readbacks.add(std::move(done));
     }
     waits.insert(waits.end(), readbacks.begin(), readbacks.end());
 
@@ -444,7 +438,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
     step.num_events = static_cast<cl_uint>(waits.size());
     step.wait_list = waits.empty() ? nullptr : waits.data();
     step.type = CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR;
-    step.marker = marker;  // with write-backs in the wait list, the step enqueues its own over them
+    step.marker = std::move(marker);  // with write-backs in the wait list, the step enqueues its own over them
     // SYNC END and the write-back wait for no fence of the dma-buf; a
     // blitter batch on it does (implicit sync).
     const bool waits_for_fences = std::any_of(list.begin(), list.end(), [](const auto &import) {
@@ -462,9 +456,7 @@ cl_int CL_API_CALL enqueue_release_external_mem_objects(cl_command_queue queue, 
         signal_release_fences_after(fences, std::move(still_writing));
         return result;
     };
-    cl_int err = enqueue_host_step(std::move(step), event);
-    for (cl_event e : readbacks) next().clReleaseEvent(e);
-    return err;
+    return enqueue_host_step(std::move(step), event);
 }
 
 }  // namespace cldmabuf

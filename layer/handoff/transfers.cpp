@@ -87,11 +87,12 @@ cl_int upload_at_once(cl_command_queue queue, const Import &import, cl_event *do
     return CL_SUCCESS;
 }
 
-// *command becomes the event that completes after all the uploads: the one
-// Write's on an in-order queue (the last one completes after the others),
-// else a barrier over them (an out-of-order queue must not start a later
-// command before them, as the queued path's barrier guarantees).
-cl_int join_uploads(cl_command_queue queue, IcdEvents &uploads, cl_event *command) {
+// *command becomes the event that completes after all the uploads (what it
+// held is released): the one Write's on an in-order queue (the last one
+// completes after the others), else a barrier over them (an out-of-order
+// queue must not start a later command before them, as the queued path's
+// barrier guarantees).
+cl_int join_uploads(cl_command_queue queue, IcdEvents &uploads, IcdEvent *command) {
     if (uploads.empty()) return CL_SUCCESS;
     cl_int err = CL_SUCCESS;
     IcdEvent last;
@@ -101,10 +102,7 @@ cl_int join_uploads(cl_command_queue queue, IcdEvents &uploads, cl_event *comman
         err = next().clEnqueueBarrierWithWaitList(queue, static_cast<cl_uint>(uploads.size()), uploads.data(),
                                                   last.out());
     }
-    if (err == CL_SUCCESS) {
-        IcdEvent replaced(*command);  // the caller's reference, released here
-        *command = last.hand_off();
-    }
+    if (err == CL_SUCCESS) *command = std::move(last);
     uploads.reset();
     return err;
 }

@@ -61,8 +61,8 @@ cl_int write_back_before_step(cl_command_queue queue, const Import &import, cons
 void write_back_in_step(Import &import, const ReleaseSlot &slot, cl_int *result, IcdEvents *still_writing);
 
 // The fast acquire's uploads, one event each (released here): *command
-// becomes the event that completes after all of them (see the .cpp).
-// Nothing uploaded: *command unchanged.
-cl_int join_uploads(cl_command_queue queue, IcdEvents &uploads, cl_event *command);
+// becomes the event that completes after all of them, what it held is
+// released (see the .cpp).  Nothing uploaded: *command unchanged.
+cl_int join_uploads(cl_command_queue queue, IcdEvents &uploads, IcdEvent *command);
 
 }  // namespace cldmabuf

@@ -234,3 +234,46 @@ TEST_CASE("every ICD call the layer makes on import, acquire and release may fai
     std::printf("[icd-fault] total: %d runs, %d spec errors\n", total, failed_runs);
     CHECK(total > 0);
 }
+
+// A queued release whose write-back (the Read of a copy-route import without
+// staging) the ICD refuses: the command fails with the ICD's error and the
+// marker its fast attempt enqueued goes too.  The queue is held busy by a
+// command behind a user event, so the marker does not complete at once and
+// the release is queued.  Tag [icd-fault-unstaged]: testicd-faults-unstaged
+// (discrete, CLDMABUF_STAGING=off).
+TEST_CASE("a queued release whose write-back the ICD refuses leaves no ICD event behind", "[icd-fault-unstaged]") {
+    REQUIRE_DMABUF();
+    Env env;
+    auto busy_release = [&env](bool fail) {
+        Run r(env);
+        REQUIRE(r.import() == CL_SUCCESS);
+        REQUIRE(r.step(true) == CL_SUCCESS);
+        cl_int err = CL_SUCCESS;
+        cl_event gate = clCreateUserEvent(env.context, &err);
+        REQUIRE(gate);
+        cl_event held = nullptr;
+        REQUIRE(clEnqueueMarkerWithWaitList(env.queue, 1, &gate, &held) == CL_SUCCESS);
+        if (fail) arm(env, "clEnqueueReadBuffer:1");
+        cl_event ev = nullptr;
+        const cl_int released = r.release(env.queue, 1, &r.mem, 0, nullptr, &ev);
+        const State s = state(env);
+        arm(env, "");
+        clSetUserEventStatus(gate, CL_COMPLETE);
+        clFinish(env.queue);
+        clReleaseEvent(held);
+        clReleaseEvent(gate);
+        if (ev) clReleaseEvent(ev);
+        if (fail) {
+            CHECK(s.fired == 1);  // the write-back was asked for
+            CHECK(released == CL_OUT_OF_RESOURCES);
+        } else {
+            CHECK(released == CL_SUCCESS);
+        }
+    };
+    busy_release(false);  // warm: what the first import and release keep for the next
+    const Counts before = settled(env);
+    busy_release(true);
+    const Counts after = settled(env);
+    INFO("events before " << before.events << ", after " << after.events);
+    CHECK(after == before);
+}
