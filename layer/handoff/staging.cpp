@@ -163,11 +163,11 @@ bool wanted_for(cl_device_id device) {
 // (bench-import's stats child, which imports six sizes in a row, is the
 // pattern).  The registration's range is unmapped only after its release.
 struct HeldRegistration {
-    cl_mem pin = nullptr;
+    IcdMem pin;
     OwnedMapping map;
     HeldRegistration() = default;
-    HeldRegistration(cl_mem m, OwnedMapping mapping) : pin(m), map(std::move(mapping)) {}
-    HeldRegistration(HeldRegistration &&o) noexcept : pin(std::exchange(o.pin, nullptr)), map(std::move(o.map)) {}
+    HeldRegistration(IcdMem m, OwnedMapping mapping) : pin(std::move(m)), map(std::move(mapping)) {}
+    HeldRegistration(HeldRegistration &&o) noexcept : pin(std::move(o.pin)), map(std::move(o.map)) {}
     HeldRegistration &operator=(HeldRegistration &&o) noexcept {
         std::swap(pin, o.pin);
         std::swap(map, o.map);
@@ -175,11 +175,14 @@ struct HeldRegistration {
     }
     ~HeldRegistration() {
         if (!pin) return;
-        // The worker's job takes the range over and unmaps it after the release.
+        // The worker's job takes the buffer and the range over, and unmaps
+        // the range after the release.
+        const void *worker = pin.get();
+        auto held = std::make_shared<IcdMem>(std::move(pin));  // a job is copyable; the holder is not
         const size_t n = map.size();
-        post_to_worker(pin, [m = pin, a = map.release(), n] {
+        post_to_worker(worker, [held, a = map.release(), n] {
             const OwnedMapping range(a, n);
-            next().clReleaseMemObject(m);
+            held->reset();
         });
     }
 };
@@ -208,9 +211,9 @@ void register_once(const Import &import, cl_device_id device) {
         return;
     }
     cl_int err = CL_SUCCESS;
-    cl_mem pin = next().clCreateBuffer(import.context, (read_only ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE) |
-                                                           CL_MEM_USE_HOST_PTR,
-                                       import.size, map.get(), &err);
+    IcdMem pin(next().clCreateBuffer(import.context, (read_only ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE) |
+                                                         CL_MEM_USE_HOST_PTR,
+                                     import.size, map.get(), &err));
     if (!pin) {
         map.reset();
         if (record_registration_refused(device))  // logged once per device, kept in its profile
@@ -219,7 +222,7 @@ void register_once(const Import &import, cl_device_id device) {
         registrations.emplace(import, HeldRegistration());
         return;
     }
-    registrations.emplace(import, HeldRegistration(pin, std::move(map)));
+    registrations.emplace(import, HeldRegistration(std::move(pin), std::move(map)));
 }
 
 std::shared_ptr<PinnedStaging> make_staging(cl_context context, cl_device_id device, std::string *why) {
