@@ -45,7 +45,7 @@ void merge(MayWaitFor &into, const MayWaitFor &from) {
         if (alive->count(s) && std::find(into.openings.begin(), into.openings.end(), s) == into.openings.end())
             into.openings.push_back(s);
     for (const auto &u : from.unseen)
-        if (std::none_of(into.unseen.begin(), into.unseen.end(), [&](const auto &x) { return x->event == u->event; }))
+        if (std::none_of(into.unseen.begin(), into.unseen.end(), [&](const auto &x) { return x->get() == u->get(); }))
             into.unseen.push_back(u);
     into.opaque = into.opaque || from.opaque;
 }
@@ -99,16 +99,13 @@ MayWaitFor gather(cl_command_queue queue, cl_uint n, const cl_event *waits, Comm
 // Outside the lock: the unrecorded events still pending join `w`, held.
 void hold_unknown(MayWaitFor &w, const std::vector<cl_event> &unknown) {
     for (cl_event e : unknown)
-        if (event_pending(e)) w.unseen.push_back(std::make_shared<HeldEvent>(e));
+        if (event_pending(e)) w.unseen.push_back(std::make_shared<const IcdEvent>(IcdEvent::retain(e)));
 }
 
 }  // namespace
 
-HeldEvent::HeldEvent(cl_event e) : event(e) { next().clRetainEvent(e); }
-HeldEvent::~HeldEvent() { next().clReleaseEvent(event); }
-
 bool MayWaitFor::everything() const {
-    return opaque || std::any_of(unseen.begin(), unseen.end(), [](const auto &u) { return event_pending(u->event); });
+    return opaque || std::any_of(unseen.begin(), unseen.end(), [](const auto &u) { return event_pending(u->get()); });
 }
 
 MayWaitFor may_wait_for(cl_command_queue queue, cl_uint n, const cl_event *waits, CommandShape shape) {
@@ -122,7 +119,7 @@ MayWaitFor may_wait_for(cl_command_queue queue, cl_uint n, const cl_event *waits
     w.opaque = w.opaque || unrecorded_enqueues.load(std::memory_order_relaxed);
     // Ended since they were recorded: they hold nothing now.
     w.unseen.erase(
-        std::remove_if(w.unseen.begin(), w.unseen.end(), [](const auto &u) { return !event_pending(u->event); }),
+        std::remove_if(w.unseen.begin(), w.unseen.end(), [](const auto &u) { return !event_pending(u->get()); }),
         w.unseen.end());
     return w;
 }
@@ -153,7 +150,7 @@ void note_enqueued(cl_command_queue queue, cl_uint n, const cl_event *waits, con
     // User events that ended no longer matter; asked only where they pile up.
     if (q.all.unseen.size() > 8)
         q.all.unseen.erase(std::remove_if(q.all.unseen.begin(), q.all.unseen.end(),
-                                          [](const auto &u) { return !event_pending(u->event); }),
+                                          [](const auto &u) { return !event_pending(u->get()); }),
                            q.all.unseen.end());
     if (shape == CommandShape::barrier) q.after_barrier = w;
     for (uint64_t s : made)
@@ -193,7 +190,7 @@ bool opening_waits_for(uint64_t later, uint64_t earlier) {
 
 void forget_event_dependencies(cl_event event) {
     if (events_recorded.load(std::memory_order_relaxed) == 0) return;
-    MayWaitFor gone;  // released after the lock (a HeldEvent releases an ICD event)
+    MayWaitFor gone;  // released after the lock (an unseen event's holder releases an ICD event)
     std::lock_guard lock(deps_mutex);
     auto it = event_deps->find(event);
     if (it == event_deps->end()) return;

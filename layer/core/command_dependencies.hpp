@@ -36,21 +36,15 @@
 #include <vector>
 
 #include "layer/base/cl_compat.h"
+#include "layer/core/icd_ref.hpp"
 
 namespace cldmabuf {
 
-// An event the layer cannot see through, retained while named.
-struct HeldEvent {
-    explicit HeldEvent(cl_event e);
-    ~HeldEvent();
-    HeldEvent(const HeldEvent &) = delete;
-    HeldEvent &operator=(const HeldEvent &) = delete;
-    cl_event event;
-};
-
 struct MayWaitFor {
     std::vector<uint64_t> openings = {};             // acquire openings' serials (alive when recorded)
-    std::vector<std::shared_ptr<HeldEvent>> unseen = {};  // events the layer did not record, pending when recorded
+    // Events the layer did not record (it cannot see through them), pending
+    // when recorded: held while named.
+    std::vector<std::shared_ptr<const IcdEvent>> unseen = {};
     bool opaque = false;                             // a command the layer cannot see through (it waits for anything)
     // Whether it may wait for every acquire: opaque, or an unseen event still
     // pending (a status query each).
