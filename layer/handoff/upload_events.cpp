@@ -5,28 +5,16 @@
 #include <thread>
 
 #include "layer/core/dispatch.hpp"
+#include "layer/core/icd_ref.hpp"
 #include "layer/core/import_state.hpp"
 #include "layer/handoff/marker_watch.hpp"
 
 namespace cldmabuf {
 namespace {
 
-struct KeptUpload {
-    cl_event event = nullptr;
-    KeptUpload() = default;
-    explicit KeptUpload(cl_event e) : event(e) {}
-    KeptUpload(KeptUpload &&o) noexcept : event(o.event) { o.event = nullptr; }
-    KeptUpload &operator=(KeptUpload &&o) noexcept {
-        std::swap(event, o.event);
-        return *this;
-    }
-    ~KeptUpload() {
-        if (event) next().clReleaseEvent(event);
-    }
-};
-
+// Each import's last upload, held until the next acquire or its teardown.
 void forget_kept_upload(const Import &import);
-ImportState<KeptUpload> kept_uploads(forget_kept_upload);
+ImportState<IcdEvent> kept_uploads(forget_kept_upload);
 void forget_kept_upload(const Import &import) { kept_uploads.forget(import); }
 
 // How long the caller waits for the uploads: 1 ms, plus their bytes at
@@ -42,20 +30,19 @@ std::chrono::microseconds uploads_wait_bound(size_t bytes) {
 }  // namespace
 
 void note_upload_enqueued(const Import &import, cl_event upload) {
-    next().clRetainEvent(upload);
+    IcdEvent kept = IcdEvent::retain(upload);
     forget_kept_upload(import);
-    kept_uploads.emplace(import, KeptUpload(upload));
+    kept_uploads.emplace(import, std::move(kept));
 }
 
 void forget_upload(const Import &import) { forget_kept_upload(import); }
 
 bool uploads_done_within_bound(cl_command_queue queue, const std::vector<std::shared_ptr<Import>> &list) {
-    std::vector<cl_event> waiting;
+    IcdEvents waiting;  // ours while waiting, whatever a next acquire keeps
     size_t bytes = 0;
     for (const auto &import : list)
-        if (const KeptUpload *kept = kept_uploads.find(*import); kept && kept->event) {
-            next().clRetainEvent(kept->event);  // ours while waiting, whatever a next acquire keeps
-            waiting.push_back(kept->event);
+        if (const IcdEvent *kept = kept_uploads.find(*import); kept && *kept) {
+            waiting.add(IcdEvent::retain(kept->get()));
             bytes += import->is_image ? import->image.bytes : import->size;  // what the Write moves
         }
     if (waiting.empty()) return true;
@@ -80,7 +67,6 @@ bool uploads_done_within_bound(cl_command_queue queue, const std::vector<std::sh
         if (looks < 2000) std::this_thread::yield();
         else std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
-    for (cl_event e : waiting) next().clReleaseEvent(e);
     return done;
 }
 
