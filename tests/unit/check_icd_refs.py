@@ -90,7 +90,7 @@ def main():
     for line in found:
         print(line)
     if found:
-        print(f'{len(found)} hand-written clRetain*/clRelease* call(s) outside {HOLDER}: hold the reference '
+        print(f'{len(found)} line(s) with a hand-written clRetain*/clRelease* call outside {HOLDER}: hold the reference '
               'in an IcdRef')
     return 1 if found else 0
 
