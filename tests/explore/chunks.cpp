@@ -136,15 +136,28 @@ void open_second_queue(World &w, bool out_of_order) {
     if (err != CL_SUCCESS) w.fail("the second queue: " + std::to_string(err));
 }
 
-void import(World &w, const std::string &name) {
+void import(World &w, const std::string &name, cl_mem_flags flags) {
     const int fd = fcntl(dmabuf->fd, F_DUPFD_CLOEXEC, 0);
     const cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR, static_cast<cl_mem_properties>(fd), 0};
     cl_int err = CL_OUT_OF_RESOURCES;
-    w.mems[name] = clCreateBufferWithProperties(w.context, props, CL_MEM_READ_WRITE, kBytes, nullptr, &err);
+    w.mems[name] = clCreateBufferWithProperties(w.context, props, flags, kBytes, nullptr, &err);
     if (err != CL_SUCCESS) {
         close(fd);
         w.fail("import " + name + ": " + std::to_string(err));
     }
+}
+
+void plain_buffer(World &w, const std::string &name) {
+    cl_int err = CL_OUT_OF_RESOURCES;
+    w.mems[name] = clCreateBuffer(w.context, CL_MEM_READ_WRITE, kBytes, nullptr, &err);
+    if (err != CL_SUCCESS) w.fail("buffer " + name + ": " + std::to_string(err));
+}
+
+cl_ulong icd_live_events(World &w) {
+    cl_ulong state[4] = {};
+    if (clGetPlatformInfo(w.platform, kFaultState, sizeof state, state, nullptr) != CL_SUCCESS)
+        w.fail("the test ICD's fault state is not there");
+    return state[3];
 }
 
 // ---- the chunks ----------------------------------------------------------------------

@@ -34,12 +34,17 @@ void note_open_fds(World &w);
 // Queue 1, in order like queue 0 or out of order.
 void open_second_queue(World &w, bool out_of_order = false);
 // An import of the dma-buf (a dup of its fd), named.
-void import(World &w, const std::string &name);
+void import(World &w, const std::string &name, cl_mem_flags flags = CL_MEM_READ_WRITE);
+// A plain buffer of the context (kBytes), named among the imports.
+void plain_buffer(World &w, const std::string &name);
 
 cl_int status(cl_event e);
 std::array<cl_ulong, CL_STATS_COUNT_CLDMABUF> layer_stats(World &w);
 // DMA_BUF_IOCTL_SYNC END calls the virtual Gen9 has seen on its dma-bufs.
 uint64_t sync_ends();
+// Events the test ICD holds now (the application's and those of commands
+// still queued): an enqueued marker is one more until it ran.
+cl_ulong icd_live_events(World &w);
 
 // ---- the chunks (q: 0 or 1, the queue) ----
 Chunk user_event(const std::string &name);

@@ -68,6 +68,10 @@ struct Scenario {
     // them then).
     std::vector<std::string> known_failures;
     std::string known_witness;
+    // The paths the scenario is there to reach, each a World fact a chunk
+    // sets when it saw the layer take it (its counters): every one must be
+    // set in at least one schedule, or the scenario tests nothing of it.
+    std::vector<std::string> paths;
     std::function<void(World &)> setup;         // not explored (every step in one fixed order)
     std::function<std::vector<Chunk>(World &)> program;  // explored
     std::function<void(World &)> check;         // after the program and every step ended
@@ -83,6 +87,7 @@ std::vector<Scenario> out_of_order_scenarios();
 std::vector<Scenario> mapping_cache_scenarios();
 std::vector<Scenario> fence_scenarios();
 std::vector<Scenario> blitter_scenarios();
+std::vector<Scenario> uploaded_and_quiet_scenarios();
 
 // How a child picks among the runnable steps: the prefix first, then the
 // first step (a depth-first search) or a seeded random one (a sample).

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct Outcome {
     std::vector<uint32_t> choices, counts;
     std::vector<std::string> labels;
     std::vector<std::string> failures;
+    std::vector<std::string> taken;  // the scenario's paths this schedule took
     bool clean_end = false;
 };
 
@@ -93,6 +95,8 @@ Outcome run_child(const Scenario &s, const std::vector<uint32_t> &prefix, bool s
             o.labels.push_back(label.empty() ? label : label.substr(1));
         } else if (line.rfind("F ", 0) == 0) {
             o.failures.push_back(line.substr(2));
+        } else if (line.rfind("T ", 0) == 0) {
+            o.taken.push_back(line.substr(2));
         } else if (line == "E") {
             o.clean_end = true;
         }
@@ -125,6 +129,7 @@ struct Tally {
     bool witness_fails = false;
     size_t diverged = 0;  // replays of a prefix that met other steps (the harness is not deterministic there)
     bool complete = false;
+    std::map<std::string, size_t> taken;  // schedules that took each of the scenario's paths
     std::string first_failure;  // how to replay it
     Outcome first;
 };
@@ -140,6 +145,7 @@ bool only_known(const Scenario &s, const Outcome &o) {
 }
 
 void note(const Scenario &s, Tally &t, const Outcome &o, const std::string &replay) {
+    for (const std::string &p : o.taken) ++t.taken[p];
     if (o.failures.empty()) return;
     if (only_known(s, o)) {
         if (t.known++ == 0) {
@@ -251,6 +257,14 @@ std::string report(const Scenario &s, const Tally &t, bool *bad) {
     if (t.diverged) {
         out += ", " + std::to_string(t.diverged) + " replays diverged -- NOT DETERMINISTIC";
         *bad = true;
+    }
+    for (const std::string &p : s.paths) {
+        const size_t n = t.taken.count(p) ? t.taken.at(p) : 0;
+        out += ", " + p + " in " + std::to_string(n);
+        if (!n) {
+            out += " -- PATH NEVER TAKEN";
+            *bad = true;
+        }
     }
     if (s.expect_failure) {
         out += t.failing ? " -- expected failure\n" : " -- UNEXPECTED PASS: flip its expectation\n";

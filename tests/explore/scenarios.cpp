@@ -99,6 +99,7 @@ std::vector<Scenario> make() {
     for (Scenario &s : mapping_cache_scenarios()) list.push_back(std::move(s));
     for (Scenario &s : fence_scenarios()) list.push_back(std::move(s));
     for (Scenario &s : blitter_scenarios()) list.push_back(std::move(s));
+    for (Scenario &s : uploaded_and_quiet_scenarios()) list.push_back(std::move(s));
     return list;
 }
 

@@ -289,6 +289,8 @@ void run_schedule(const Scenario &scenario, Chooser &chooser) {
         }
     }
     for (const std::string &f : w.failures()) report(chooser.report_fd, "F " + f);
+    for (const std::string &p : scenario.paths)
+        if (w.facts[p]) report(chooser.report_fd, "T " + p);
     report(chooser.report_fd, "E");
 }
 
