@@ -45,13 +45,19 @@ Chunk wait_for(const std::string &ev) {
 
 // A release on q0 with no event.  Fast, not quiet, while `kernel` (the
 // command after the acquire) has not completed: the uploaded way (the
-// watched one would need that kernel complete).
-Chunk release_uploaded(const std::string &mem, const std::string &kernel) {
+// watched one would need that kernel complete).  A SYNC END done in the
+// call (the virtual Gen9's count; nothing else runs while the application's
+// thread is not waiting in the ICD) must follow the upload: `acq`, the
+// acquire's event, which completes with its upload, has completed.
+Chunk release_uploaded(const std::string &mem, const std::string &acq, const std::string &kernel) {
     return {"release " + mem + " (no event)", [=](World &w) {
                 const auto before = layer_stats(w);
+                const uint64_t ends = sync_ends();
                 const cl_int err = w.release(w.queue, 1, &w.mems[mem], 0, nullptr, nullptr);
                 if (err != CL_SUCCESS) w.fail("release " + mem + ": " + std::to_string(err));
                 const auto after = layer_stats(w);
+                if (sync_ends() > ends && status(w.events[acq]) != CL_COMPLETE)
+                    w.fail("the release of " + mem + " did its SYNC END before its acquire's upload completed");
                 if (delta(before, after, CL_STATS_FAST_HANDOFFS_CLDMABUF) == 1 &&
                     delta(before, after, CL_STATS_QUIET_HANDOFFS_CLDMABUF) == 0 && status(w.events[kernel]) != CL_COMPLETE)
                     w.facts["uploaded release"] = true;
@@ -126,7 +132,7 @@ std::vector<Scenario> uploaded_and_quiet_scenarios() {
                                   write("Y", 2, "wY", 1),
                                   device_copy("X", "P", "k", "ue"),
                                   wait_for("acqX"),
-                                  release_uploaded("X", "k"),
+                                  release_uploaded("X", "acqX", "k"),
                                   complete("ue", CL_COMPLETE),
                                   release("Y", "relY", 1),
                                   finish({{"acqX", true}, {"k", true}}, true),
@@ -151,7 +157,7 @@ std::vector<Scenario> uploaded_and_quiet_scenarios() {
                                   device_copy("X", "P", "k", "ue"),
                                   release("Y", "relY", 1),
                                   wait_for("acqX"),
-                                  release_uploaded("X", "k"),
+                                  release_uploaded("X", "acqX", "k"),
                                   complete("ue", CL_COMPLETE),
                                   finish({{"acqX", true}, {"k", true}}, true),
                                   finish({{"acqY", true}, {"wY", true}, {"relY", true}}, true, 1),
@@ -159,6 +165,27 @@ std::vector<Scenario> uploaded_and_quiet_scenarios() {
                                   release_everything()};
     };
     list.push_back(n2);
+
+    // n without the wait: the release's own bounded wait for the upload
+    // decides (uploaded where the Write ran by then, queued where not).
+    Scenario n3 = n;
+    n3.name = "n-no-wait";
+    n3.summary = "n without the wait for X's acquire: the release waits for the upload itself";
+    n3.program = [](World &) {
+        return std::vector<Chunk>{user_event("ue"),
+                                  acquire("Y", "acqY", "", 1),
+                                  acquire("X", "acqX", ""),
+                                  write("Y", 2, "wY", 1),
+                                  device_copy("X", "P", "k", "ue"),
+                                  release_uploaded("X", "acqX", "k"),
+                                  release("Y", "relY", 1),
+                                  complete("ue", CL_COMPLETE),
+                                  finish({{"acqX", true}, {"k", true}}, true),
+                                  finish({{"acqY", true}, {"wY", true}, {"relY", true}}, true, 1),
+                                  read_whole("P", 0, 2),
+                                  release_everything()};
+    };
+    list.push_back(n3);
 
     // Zero-copy, X on q0 known idle (clFinish): acquire with no event (the
     // quiet way, no marker), write v1's first half, clFinish, release with
