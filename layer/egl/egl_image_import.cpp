@@ -26,6 +26,7 @@
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/base/settings.hpp"
+#include "layer/import/record.hpp"
 
 namespace cldmabuf::egl {
 namespace {
@@ -69,14 +70,6 @@ cl_mem import_failed(cl_int *errcode_ret, cl_int err, const char *what, const st
 
 bool valid_access_flags(cl_mem_flags flags) {
     return flags == CL_MEM_READ_ONLY || flags == CL_MEM_WRITE_ONLY || flags == CL_MEM_READ_WRITE;
-}
-
-void close_handed_fd(cl_mem mem, int fd) {
-    std::shared_ptr<Import> import = imports().find(mem);
-    if (import && import->app_fd == fd && import->app_fd_owned) {
-        import->app_fd_owned = false;
-        OwnedFd(fd).reset();
-    }
 }
 
 cl_mem import_image(cl_context context, cl_mem_flags flags, const EglApi &egl, EglObject object,

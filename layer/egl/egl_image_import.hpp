@@ -40,15 +40,6 @@ struct ImportRequest {
     bool allow_tiled;
 };
 
-// After the layer's own import of `fd` (an export of the layer's, handed to
-// clCreate*WithProperties): the import works on its duplicate, so `fd` is
-// closed now instead of being left to the import.  The import closes an
-// owned fd at destroy only when it could record its identity (fstat) at
-// import (docs/layer-rules.md, "Who owns the fd"); for an export nobody else
-// holds, that rule would leak it.  An import the layer did not record keeps
-// `fd` (closed with it).
-void close_handed_fd(cl_mem mem, int fd);
-
 // Wraps `object.image` (valid on `object.display`) as a 2D cl image of
 // `context`.  `object` (display/image/GL facts) is tracked on success; on
 // failure nothing is left open (the caller still owns the EGLImage).

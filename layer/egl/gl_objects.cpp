@@ -25,6 +25,7 @@
 #include "layer/base/kernel_ops.hpp"
 #include "layer/base/log.hpp"
 #include "layer/base/param_answer.hpp"
+#include "layer/import/record.hpp"
 
 namespace cldmabuf::egl {
 namespace {

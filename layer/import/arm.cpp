@@ -18,6 +18,7 @@
 #include "layer/base/log.hpp"
 #include "layer/base/owned_fd.hpp"
 #include "layer/core/registry.hpp"
+#include "layer/import/record.hpp"
 
 namespace cldmabuf {
 
@@ -96,16 +97,7 @@ cl_mem CL_API_CALL import_memory_arm(cl_context context, cl_mem_flags flags,
         return nullptr;
     }
     const int fd = dup.release();  // the import's now
-    std::shared_ptr<Import> import = imports().find(mem.get());
-    if (import) {
-        // The layer's import made a duplicate of its own (Import::fd): the
-        // one given to it is closed now rather than held to the object's end.
-        // (An import the layer did not handle keeps `fd`: its owner closes it.)
-        if (import->app_fd == fd && import->app_fd_owned) {
-            import->app_fd_owned = false;
-            OwnedFd(fd).reset();
-        }
-    }
+    const std::shared_ptr<Import> import = close_handed_fd(mem.get(), fd);
     if (import && import->route == Route::copy) {
         // "It will never fall back to copy operations ... instead producing
         // an error when mapping is not possible."  Releasing the object

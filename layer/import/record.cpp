@@ -15,6 +15,7 @@
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/core/import_state.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/owned_fd.hpp"
 #include "layer/base/stats.hpp"
 
 namespace cldmabuf {
@@ -159,6 +160,15 @@ void count_import(const Import &import, size_t bytes) {
         stats().copy_imports++;
         stats().host_bytes_copied += bytes;
     }
+}
+
+std::shared_ptr<Import> close_handed_fd(cl_mem mem, int fd) {
+    std::shared_ptr<Import> import = imports().find(mem);
+    if (import && import->app_fd == fd && import->app_fd_owned) {
+        import->app_fd_owned = false;
+        OwnedFd(fd).reset();
+    }
+    return import;
 }
 
 }  // namespace cldmabuf

@@ -54,6 +54,16 @@ private:
 // CL_OUT_OF_RESOURCES with a reason when the fd cannot be duplicated.
 cl_int adopt_import_fd(PendingImport &pending, const DmabufRequest &props, std::string *why);
 
+// For an fd the layer handed to its own import (an export nobody else holds:
+// clImportMemoryARM's dup, an EGL or VA plane's export): the import works on
+// its duplicate (Import::fd), so `fd` is closed now instead of being left to
+// the import.  The import closes an owned fd at destroy only when it could
+// record its identity at import (docs/layer-rules.md, "Who owns the fd"); for
+// such an fd that rule would leak it.  An import the layer did not record
+// (the ICD's own) keeps `fd`, closed with it.  Returns the layer's record of
+// `mem`, or nullptr.
+std::shared_ptr<Import> close_handed_fd(cl_mem mem, int fd);
+
 // What every import records, from its request.
 void fill_import(Import &import, cl_context context, DmabufRequest &props, uint64_t dmabuf_bytes, size_t size,
                  cl_mem_flags flags, const std::vector<cl_device_id> &devices);

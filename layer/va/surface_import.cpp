@@ -23,6 +23,7 @@
 #include "layer/va/shared_objects.hpp"
 #include "layer/va/surface_export.hpp"
 #include "layer/icd/devices.hpp"
+#include "layer/import/record.hpp"
 
 namespace cldmabuf::va {
 namespace {
@@ -101,17 +102,8 @@ cl_mem CL_API_CALL create_from_media_surface(cl_context context, cl_mem_flags fl
         if (errcode_ret) *errcode_ret = err;
         return nullptr;
     }
-    const int fd = taken.release();  // the import's now
-    std::shared_ptr<Import> import = imports().find(mem);
-    if (import) {
-        // The import made a duplicate of its own (Import::fd): the exported
-        // fd is closed now rather than held to the object's end.
-        if (import->app_fd == fd && import->app_fd_owned) {
-            import->app_fd_owned = false;
-            OwnedFd(fd).reset();
-        }
-        import->properties.clear();  // not created with a property list: CL_MEM_PROPERTIES is empty
-    }
+    const std::shared_ptr<Import> import = close_handed_fd(mem, taken.release());
+    if (import) import->properties.clear();  // not created with a property list: CL_MEM_PROPERTIES is empty
     auto entry = std::make_shared<VaImage>();
     entry->context = context;
     entry->display = shared.display;
