@@ -208,12 +208,16 @@ void narrow_hand_overs() { for_each_dmabuf_record(narrow_in); }
 
 }  // namespace
 
-// How long a release waits for an acquire's step that is at its opening
-// while no fence is pending: its fence wait and SYNC START return at once,
-// so this is a bound, not a delay.  Handing the fence over instead would
-// leave a consumer that looks right after the release a moment with no
-// fence to wait for (the e2e stress test saw it 2 rounds in 90).
-constexpr auto running_step_wait = std::chrono::milliseconds(100);
+// A release waits for an acquire's step that is at its opening while no
+// fence is pending: its fence wait and SYNC START return at once, so the
+// wait is as long as the step's thread takes to be scheduled.  Handing the
+// fence over instead leaves a consumer that looks right after the release a
+// moment with no fence to wait for (the e2e stress test saw it 2 rounds in
+// 90 with no wait, and once in the VM under TCG with a 100 ms
+// bound).  So the bound is the step's own (CLDMABUF_FENCE_TIMEOUT_MS), and
+// the release looks again every slice: a fence that comes into the dma-buf
+// meanwhile makes the step's wait a real one, and the release hands over.
+constexpr auto running_step_look_again = std::chrono::milliseconds(5);
 
 namespace {
 
@@ -262,7 +266,7 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
     // before it): the last reference may destroy one, which takes the lock.
     std::vector<std::shared_ptr<AcquireOpening>> held;
     std::unique_lock lock(record->mutex);
-    const auto deadline = std::chrono::steady_clock::now() + running_step_wait;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(fence_timeout_ms());
     bool claim_failed = false;  // one opening this release claimed did not start: hand over to what is left
     for (;;) {
         // The facts the state does not hold: the unopened acquires' wait
@@ -301,9 +305,14 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         case LookAnswer::attach_now: return true;
         case LookAnswer::wait_for_step:
             // A step at its opening with nothing pending is done in a moment: wait for it, then look again.
-            record->changed.wait_until(lock, deadline);
+            record->changed.wait_until(lock,
+                                       std::min(deadline, std::chrono::steady_clock::now() + running_step_look_again));
             continue;
         case LookAnswer::hand_over:
+            if (look.waited)
+                LOG_DEBUG("release: an acquire of dma-buf fd %d stayed at its opening for %d ms with no fence "
+                          "pending; its release fence is handed to it (CLDMABUF_FENCE_TIMEOUT_MS)",
+                          import.fd, fence_timeout_ms());
             record->fences[a.made] = std::move(fence);
             // Waiting for a user event (not for a command the layer cannot see
             // into): narrowed once the application ended it.

@@ -6,6 +6,7 @@
 
 #include <poll.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -109,6 +110,31 @@ TEST_CASE("acquire opening: a pending fence hands the release's fence to the ste
     CHECK(f.sync_starts() == 1);
     // Done: a later release attaches its own.
     CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));
+    CHECK(f.sync_starts() == 1);
+}
+
+TEST_CASE("acquire opening: a release waits for a step held at its opening (no fence pending) and attaches now",
+          "[acquire-opening]") {
+    // The step's thread is descheduled inside its fence wait for longer than
+    // a short bound (a loaded machine, a VM under TCG): the release waits
+    // for it rather than leave a consumer that looks right after it with no
+    // fence to wait for.
+    Fixture f;
+    auto opening = make_acquire_opening(f.import, 0, nullptr);
+    std::promise<void> inside;
+    std::atomic<bool> told{false};
+    f.k.on_poll = [&](struct pollfd *p, int timeout_ms) {
+        if (timeout_ms > 0 && !told.exchange(true)) {  // the step's wait, not the release's look
+            inside.set_value();
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+        p->revents = p->events;
+        return 1;
+    };
+    auto step = std::async(std::launch::async, [&] { return open_in_step(*opening); });
+    inside.get_future().wait();
+    CHECK(open_ahead_or_hand_over(*f.import, std::make_shared<sync::DmabufSignal>()));  // not handed over
+    CHECK(step.get() == CL_SUCCESS);
     CHECK(f.sync_starts() == 1);
 }
 
