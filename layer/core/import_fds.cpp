@@ -19,12 +19,13 @@ int adopt_dmabuf_fd(Import &import, int app_fd, bool app_owned) {
     import.app_fd_dev = id.dev;
     import.app_fd_ino = id.ino;
     import.app_fd_size = id.size;
+    import.app_fd_born_ns = id.born_ns;
     return 0;
 }
 
 const DmabufIdentity *import_identity(const Import &import, DmabufIdentity *storage) {
     if (!import.app_fd_identity) return nullptr;
-    *storage = DmabufIdentity{import.app_fd_dev, import.app_fd_ino, import.app_fd_size};
+    *storage = DmabufIdentity{import.app_fd_dev, import.app_fd_ino, import.app_fd_size, import.app_fd_born_ns};
     return storage;
 }
 

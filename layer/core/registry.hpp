@@ -49,6 +49,7 @@ struct Import {
     dev_t app_fd_dev = 0;
     ino_t app_fd_ino = 0;
     off_t app_fd_size = 0;         // the inode's st_size (layer/dmabuf/identity.hpp)
+    long long app_fd_born_ns = 0;  // the inode's st_ctim
     // The exporter (layer/dmabuf/exporter.hpp): the blitter takes only dma-bufs
     // its own GPU exported; the zero-copy check is cached per exporter kind.
     ExporterKind exporter = ExporterKind::unknown;

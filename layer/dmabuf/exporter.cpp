@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <vector>
 
@@ -105,11 +106,22 @@ namespace {
 // Exporters by dma-buf inode.  Reading fdinfo costs a procfs open/read/close
 // per import (24 us in this sandbox, a few us on a plain kernel), and video
 // pipelines re-import the same pool of buffers; a dma-buf's exporter never
-// changes and its inode number is not reused while it lives (get_next_ino).
-// Bounded: cleared when full.
+// changes and its inode number is not reused while it lives.  An entry
+// outlives its buffer, and a recycled number (layer/dmabuf/identity.hpp)
+// has another birth time: keyed by both.  Not cached: size 0, the one
+// anonymous inode every dma-buf shared before Linux 5.3.  Bounded: cleared
+// when full.
+struct IdKey {
+    dev_t dev;
+    ino_t ino;
+    long long born_ns;
+    bool operator<(const IdKey &o) const {
+        return std::tie(dev, ino, born_ns) < std::tie(o.dev, o.ino, o.born_ns);
+    }
+};
 struct IdCache {
     std::mutex mu;
-    std::map<std::pair<dev_t, ino_t>, ExporterId> ids;
+    std::map<IdKey, ExporterId> ids;
 };
 
 IdCache &id_cache() {
@@ -134,8 +146,8 @@ void forget_exporters() {
 
 ExporterId identify_exporter(int fd, const DmabufIdentity *known) {
     DmabufIdentity st = known ? *known : DmabufIdentity{};
-    const bool keyed = known || dmabuf_identity(fd, &st);
-    const auto key = std::make_pair(st.dev, st.ino);
+    const bool keyed = (known || dmabuf_identity(fd, &st)) && st.size > 0;
+    const IdKey key{st.dev, st.ino, st.born_ns};
     if (keyed) {
         std::lock_guard lock(id_cache().mu);
         if (auto it = id_cache().ids.find(key); it != id_cache().ids.end()) return it->second;

@@ -29,6 +29,7 @@ struct ExporterKernel : unit::FakeKernel {
     std::map<std::string, std::string> drivers;            // /dev/dri/renderD* -> DRM driver name
     std::map<int, std::string> open_nodes;                 // fd -> node path
     std::map<int, std::pair<dev_t, ino_t>> identities;     // fd -> (st_dev, st_ino); missing = EBADF
+    std::map<int, std::pair<off_t, time_t>> sizes_births;  // fd -> (st_size, st_ctim.tv_sec); missing = 0, 0
     std::set<int> closed;
     int next_fd = 50;
 
@@ -79,6 +80,10 @@ struct ExporterKernel : unit::FakeKernel {
         *st = {};
         st->st_dev = it->second.first;
         st->st_ino = it->second.second;
+        if (auto sb = sizes_births.find(fd); sb != sizes_births.end()) {
+            st->st_size = sb->second.first;
+            st->st_ctim.tv_sec = sb->second.second;
+        }
         return 0;
     }
 };
@@ -135,6 +140,28 @@ TEST_CASE("exporter: an i915 dma-buf's device is named only when exactly one i91
         CHECK(id.rdev == 0);
     }
     forget_exporters();
+}
+
+TEST_CASE("exporter: cached per dma-buf; a recycled inode number (another birth) is read again, the one shared "
+          "inode of kernels before 5.3 never cached") {
+    ExporterKernel k;
+    unit::ScopedKernel scoped(&k);
+    forget_exporters();
+    k.identities[8] = {makedev(0, 13), 4242};
+    k.sizes_births[8] = {65536, 1000};
+    k.files["/proc/self/fdinfo/8"] = kFdinfoI915;
+    CHECK(identify_exporter(8).kind == ExporterKind::i915);
+    k.files["/proc/self/fdinfo/8"] = "size:\t65536\nexp_name:\tsystem\n";
+    CHECK(identify_exporter(8).kind == ExporterKind::i915);  // the same buffer: not read again
+    // The buffer died and its number (and size) went to a heap buffer made later.
+    k.sizes_births[8] = {65536, 2000};
+    CHECK(identify_exporter(8).kind == ExporterKind::system_heap);
+    // Size 0: every dma-buf on one anonymous inode; each is read.
+    k.identities[9] = {makedev(0, 13), 1};
+    k.files["/proc/self/fdinfo/9"] = "exp_name:\tudmabuf\n";
+    CHECK(identify_exporter(9).kind == ExporterKind::udmabuf);
+    k.files["/proc/self/fdinfo/9"] = "exp_name:\tsystem\n";
+    CHECK(identify_exporter(9).kind == ExporterKind::system_heap);
 }
 
 TEST_CASE("fd ownership: the layer works on a dup and closes the application's number only while it is the dma-buf") {
