@@ -189,10 +189,17 @@ cl_int write_backs_at_once(cl_command_queue queue, const ImportList &list, const
 
 // A failed acquire in side-table mode: its dma-bufs are taken away from the
 // ICD's commands behind it before its gate opens
-// (layer/handoff/failed_acquire_shield.hpp).
+// (layer/handoff/failed_acquire_shield.hpp).  The upload behind its gate is
+// no longer one a release may wait for, and its event is let go now: an ICD
+// that fails every later command of the queue (rusticl) keeps a failed
+// command's memory objects while its event lives, so an event kept until
+// the import's teardown would keep the import from ever being torn down.
 std::function<void()> shield_after_failure(const ImportList &list, cl_command_queue queue) {
     return [list, queue] {
-        for (const auto &import : list) shield_import(*import, queue);
+        for (const auto &import : list) {
+            shield_import(*import, queue);
+            forget_upload(*import);
+        }
     };
 }
 

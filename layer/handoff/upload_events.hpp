@@ -10,8 +10,9 @@
 // longer waits for the kernel in a host step, whose marker callback and user
 // event gate cost NVIDIA about 10 ms per frame (docs/benchmarks.md, "NVIDIA").
 //
-// An import keeps its last upload's event (retained) until the next acquire
-// or its teardown; an acquire whose upload runs inside its step (pinned
+// An import keeps its last upload's event (retained) until the next acquire,
+// its acquire's failure (layer/handoff/acquire_release.cpp,
+// shield_after_failure) or its teardown; an acquire whose upload runs inside its step (pinned
 // staging, a registered transfer) keeps none: that step has finished before
 // a release may ask (the release's way requires no unfinished layer step).
 #pragma once
