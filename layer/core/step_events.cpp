@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
@@ -16,11 +17,24 @@ void release_once(StepEvents &events) {
     events.marker.reset();
 }
 
+// The callbacks' own records (release_events_on_barrier), held here while
+// registered.  Where the ICD never calls a callback (a terminated barrier on
+// PoCL 3.1 and 5.0) its record stays, 64 bytes with its events already
+// released by the sweep: an ICD that calls it late must still find it.
+// Held here, not dropped, so that what stays is counted and in reach.
+// Leaked on purpose, as `watched` below.
+std::mutex callback_records_mutex;
+auto *callback_records = new std::unordered_set<std::shared_ptr<StepEvents> *>;
+
 // `data` is the callback's own shared_ptr (release_events_on_barrier):
 // adopted back here; the worker's job holds it until the events are released.
 void CL_CALLBACK on_barrier_complete(cl_event, cl_int, void *data) {
-    std::shared_ptr<StepEvents> events = std::move(*std::unique_ptr<std::shared_ptr<StepEvents>>(
-        static_cast<std::shared_ptr<StepEvents> *>(data)));
+    auto *record = static_cast<std::shared_ptr<StepEvents> *>(data);
+    {
+        std::lock_guard lock(callback_records_mutex);
+        callback_records->erase(record);
+    }
+    std::shared_ptr<StepEvents> events = std::move(*std::unique_ptr<std::shared_ptr<StepEvents>>(record));
     // Not released inside the ICD's callback: on the queue's worker.
     const cl_command_queue queue = events->queue;
     post_to_worker(queue, [events = std::move(events)] { release_once(*events); });
@@ -57,7 +71,16 @@ void let_go(Watched &w) {
 
 bool release_events_on_barrier(const std::shared_ptr<StepEvents> &events, cl_event barrier) {
     auto held = std::make_unique<std::shared_ptr<StepEvents>>(events);
-    if (next().clSetEventCallback(barrier, CL_COMPLETE, on_barrier_complete, held.get()) != CL_SUCCESS) return false;
+    {
+        // In the set before the ICD may call the callback (at once, on another thread).
+        std::lock_guard lock(callback_records_mutex);
+        callback_records->insert(held.get());
+    }
+    if (next().clSetEventCallback(barrier, CL_COMPLETE, on_barrier_complete, held.get()) != CL_SUCCESS) {
+        std::lock_guard lock(callback_records_mutex);
+        callback_records->erase(held.get());
+        return false;
+    }
     held.release();  // the callback's now
     return true;
 }
