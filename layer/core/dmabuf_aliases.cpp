@@ -46,8 +46,8 @@ void forget(const Import &import) {
 DmabufKey dmabuf_key(const Import &import) {
     DmabufKey k;
     if (import.app_fd_identity) {
-        k.dev = import.app_fd_dev;
-        k.ino = import.app_fd_ino;
+        k.dev = import.app_fd_id.dev;
+        k.ino = import.app_fd_id.ino;
     } else {
         k.alone = &import;
     }
@@ -56,7 +56,7 @@ DmabufKey dmabuf_key(const Import &import) {
 
 void note_dmabuf_import(const Import &import) {
     if (!import.app_fd_identity || counted.find(import)) return;
-    const Identity key{import.app_fd_dev, import.app_fd_ino};
+    const Identity key{import.app_fd_id.dev, import.app_fd_id.ino};
     bool aliased = false;
     counted.emplace(import, key);
     {

@@ -14,19 +14,12 @@ int adopt_dmabuf_fd(Import &import, int app_fd, bool app_owned) {
     import.fd = dup;
     import.app_fd = app_fd;
     import.app_fd_owned = app_owned;
-    DmabufIdentity id;
-    import.app_fd_identity = dmabuf_identity(dup, &id);
-    import.app_fd_dev = id.dev;
-    import.app_fd_ino = id.ino;
-    import.app_fd_size = id.size;
-    import.app_fd_born_ns = id.born_ns;
+    import.app_fd_identity = dmabuf_identity(dup, &import.app_fd_id);
     return 0;
 }
 
-const DmabufIdentity *import_identity(const Import &import, DmabufIdentity *storage) {
-    if (!import.app_fd_identity) return nullptr;
-    *storage = DmabufIdentity{import.app_fd_dev, import.app_fd_ino, import.app_fd_size, import.app_fd_born_ns};
-    return storage;
+const DmabufIdentity *import_identity(const Import &import) {
+    return import.app_fd_identity ? &import.app_fd_id : nullptr;
 }
 
 void drop_dmabuf_dup(Import &import) {
@@ -42,8 +35,8 @@ bool close_import_fds(Import &import) {
     // closing it could close someone else's file.
     struct stat st {};
     const bool ours = import.app_fd_owned && import.app_fd >= 0 && import.app_fd_identity &&
-                      kernel().fstat(import.app_fd, &st) == 0 && st.st_dev == import.app_fd_dev &&
-                      st.st_ino == import.app_fd_ino;
+                      kernel().fstat(import.app_fd, &st) == 0 && st.st_dev == import.app_fd_id.dev &&
+                      st.st_ino == import.app_fd_id.ino;
     drop_dmabuf_dup(import);
     if (!ours) return false;
     kernel().close(import.app_fd);

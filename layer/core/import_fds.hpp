@@ -23,7 +23,7 @@ namespace cldmabuf {
 int adopt_dmabuf_fd(Import &import, int app_fd, bool app_owned = true);
 // The identity adopt_dmabuf_fd recorded, or nullptr when fstat did not answer
 // (then whoever needs it asks again).
-const DmabufIdentity *import_identity(const Import &import, DmabufIdentity *storage);
+const DmabufIdentity *import_identity(const Import &import);
 // Undo of adopt_dmabuf_fd for a refused import: closes the layer's dup only.
 void drop_dmabuf_dup(Import &import);
 // At destroy: always closes the layer's dup; closes the application's fd only

@@ -45,11 +45,8 @@ struct Import {
     // dma-buf (st_dev/st_ino recorded at import) and only when app_fd_owned.
     int app_fd = -1;
     bool app_fd_owned = true;      // false: the caller keeps it (never closed by the layer)
-    bool app_fd_identity = false;  // app_fd_dev/ino/size were recorded (fstat answered)
-    dev_t app_fd_dev = 0;
-    ino_t app_fd_ino = 0;
-    off_t app_fd_size = 0;         // the inode's st_size (layer/dmabuf/identity.hpp)
-    long long app_fd_born_ns = 0;  // the inode's st_ctim
+    bool app_fd_identity = false;  // app_fd_id was recorded (fstat answered)
+    DmabufIdentity app_fd_id;      // of the layer's dup, at adoption (layer/dmabuf/identity.hpp)
     // The exporter (layer/dmabuf/exporter.hpp): the blitter takes only dma-bufs
     // its own GPU exported; the zero-copy check is cached per exporter kind.
     ExporterKind exporter = ExporterKind::unknown;

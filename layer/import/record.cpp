@@ -30,8 +30,7 @@ int map_dmabuf(Import &import, int fd, size_t bytes, cl_mem_flags flags) {
     const bool writable = !(flags & CL_MEM_READ_ONLY);
     // The identity recorded at adoption is of import.fd (the dup): anything
     // else is asked again.
-    DmabufIdentity storage;
-    const DmabufIdentity *known = fd == import.fd ? import_identity(import, &storage) : nullptr;
+    const DmabufIdentity *known = fd == import.fd ? import_identity(import) : nullptr;
     void *map = acquire_mapping(fd, len, writable, &import.mapping_len, known);
     if (map == MAP_FAILED) return errno;
     import.mapped_writable = writable;
@@ -62,8 +61,7 @@ cl_int adopt_import_fd(PendingImport &pending, const DmabufRequest &props, std::
         return CL_OUT_OF_RESOURCES;
     }
     pending.adopted_ = true;
-    DmabufIdentity storage;
-    set_exporter(*pending, identify_exporter(pending->fd, import_identity(*pending, &storage)));
+    set_exporter(*pending, identify_exporter(pending->fd, import_identity(*pending)));
     return CL_SUCCESS;
 }
 

@@ -75,8 +75,8 @@ std::shared_ptr<Import> import_of_dmabuf(int fd, ino_t ino) {
     import->fd = fd;
     import->flags = CL_MEM_READ_WRITE;
     import->app_fd_identity = true;  // one dma-buf per inode (layer/core/dmabuf_aliases.hpp)
-    import->app_fd_dev = 1;
-    import->app_fd_ino = ino;
+    import->app_fd_id.dev = 1;
+    import->app_fd_id.ino = ino;
     return import;
 }
 

@@ -110,8 +110,8 @@ TEST_CASE("acquire fences: a second import of one dma-buf waits the way the firs
     ForgottenImport first, second;
     for (cldmabuf::Import *i : {static_cast<cldmabuf::Import *>(&first), static_cast<cldmabuf::Import *>(&second)}) {
         i->app_fd_identity = true;
-        i->app_fd_dev = 7;
-        i->app_fd_ino = 4242;
+        i->app_fd_id.dev = 7;
+        i->app_fd_id.ino = 4242;
     }
     second.fd = 6;
     k.ioctl_errnos = {ENOTTY};
