@@ -101,6 +101,20 @@ Chunk quiet_handoff(bool acquire, const std::string &mem) {
             }};
 }
 
+// The n scenarios' program: the same set-up and ending around `middle`,
+// the order of X's release, Y's release and the user event that each
+// scenario picks.
+std::vector<Chunk> n_program(std::vector<Chunk> middle) {
+    std::vector<Chunk> p{user_event("ue"), acquire("Y", "acqY", "", 1), acquire("X", "acqX", ""),
+                         write("Y", 2, "wY", 1), device_copy("X", "P", "k", "ue")};
+    for (Chunk &c : middle) p.push_back(std::move(c));
+    for (Chunk c : {finish({{"acqX", true}, {"k", true}}, true),
+                    finish({{"acqY", true}, {"wY", true}, {"relY", true}}, true, 1), read_whole("P", 0, 2),
+                    release_everything()})
+        p.push_back(std::move(c));
+    return p;
+}
+
 }  // namespace
 
 std::vector<Scenario> uploaded_and_quiet_scenarios() {
@@ -126,19 +140,8 @@ std::vector<Scenario> uploaded_and_quiet_scenarios() {
         if (w.failures().empty()) plain_buffer(w, "P");
     };
     n.program = [](World &) {
-        return std::vector<Chunk>{user_event("ue"),
-                                  acquire("Y", "acqY", "", 1),
-                                  acquire("X", "acqX", ""),
-                                  write("Y", 2, "wY", 1),
-                                  device_copy("X", "P", "k", "ue"),
-                                  wait_for("acqX"),
-                                  release_uploaded("X", "acqX", "k"),
-                                  complete("ue", CL_COMPLETE),
-                                  release("Y", "relY", 1),
-                                  finish({{"acqX", true}, {"k", true}}, true),
-                                  finish({{"acqY", true}, {"wY", true}, {"relY", true}}, true, 1),
-                                  read_whole("P", 0, 2),
-                                  release_everything()};
+        return n_program({wait_for("acqX"), release_uploaded("X", "acqX", "k"), complete("ue", CL_COMPLETE),
+                          release("Y", "relY", 1)});
     };
     n.check = [](World &w) { check_end(w, 2); };
     list.push_back(n);
@@ -150,19 +153,8 @@ std::vector<Scenario> uploaded_and_quiet_scenarios() {
     n2.name = "n-after-y";
     n2.summary = "n with Y's release enqueued before X's";
     n2.program = [](World &) {
-        return std::vector<Chunk>{user_event("ue"),
-                                  acquire("Y", "acqY", "", 1),
-                                  acquire("X", "acqX", ""),
-                                  write("Y", 2, "wY", 1),
-                                  device_copy("X", "P", "k", "ue"),
-                                  release("Y", "relY", 1),
-                                  wait_for("acqX"),
-                                  release_uploaded("X", "acqX", "k"),
-                                  complete("ue", CL_COMPLETE),
-                                  finish({{"acqX", true}, {"k", true}}, true),
-                                  finish({{"acqY", true}, {"wY", true}, {"relY", true}}, true, 1),
-                                  read_whole("P", 0, 2),
-                                  release_everything()};
+        return n_program({release("Y", "relY", 1), wait_for("acqX"), release_uploaded("X", "acqX", "k"),
+                          complete("ue", CL_COMPLETE)});
     };
     list.push_back(n2);
 
@@ -172,18 +164,7 @@ std::vector<Scenario> uploaded_and_quiet_scenarios() {
     n3.name = "n-no-wait";
     n3.summary = "n without the wait for X's acquire: the release waits for the upload itself";
     n3.program = [](World &) {
-        return std::vector<Chunk>{user_event("ue"),
-                                  acquire("Y", "acqY", "", 1),
-                                  acquire("X", "acqX", ""),
-                                  write("Y", 2, "wY", 1),
-                                  device_copy("X", "P", "k", "ue"),
-                                  release_uploaded("X", "acqX", "k"),
-                                  release("Y", "relY", 1),
-                                  complete("ue", CL_COMPLETE),
-                                  finish({{"acqX", true}, {"k", true}}, true),
-                                  finish({{"acqY", true}, {"wY", true}, {"relY", true}}, true, 1),
-                                  read_whole("P", 0, 2),
-                                  release_everything()};
+        return n_program({release_uploaded("X", "acqX", "k"), release("Y", "relY", 1), complete("ue", CL_COMPLETE)});
     };
     list.push_back(n3);
 
