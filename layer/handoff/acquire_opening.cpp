@@ -212,9 +212,9 @@ void narrow_hand_overs() { for_each_dmabuf_record(narrow_in); }
 // fence is pending: its fence wait and SYNC START return at once, so the
 // wait is as long as the step's thread takes to be scheduled.  Handing the
 // fence over instead leaves a consumer that looks right after the release a
-// moment with no fence to wait for (the e2e stress test saw it 2 rounds in
-// 90 with no wait, and once in the VM under TCG with a 100 ms
-// bound).  So the bound is the step's own (CLDMABUF_FENCE_TIMEOUT_MS), and
+// moment with no fence to wait for, and on a slow or loaded machine (a VM
+// under TCG) a thread can wait its turn for longer than any short bound.
+// So the bound is the step's own (CLDMABUF_FENCE_TIMEOUT_MS), and
 // the release looks again every slice: a fence that comes into the dma-buf
 // meanwhile makes the step's wait a real one, and the release hands over.
 constexpr auto running_step_look_again = std::chrono::milliseconds(5);
