@@ -161,7 +161,9 @@ extern "C" {
 #define CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF 17 /* release fences signalled at that bound, their release not run */
 #define CL_STATS_ALIAS_MERGES_CLDMABUF 18   /* copy-route releases that wrote back only what changed (another import shares the dma-buf) */
 #define CL_STATS_PARKED_MAPPINGS_CLDMABUF 19 /* dma-buf mappings kept for a re-import, each with its own fd (a gauge) */
-#define CL_STATS_COUNT_CLDMABUF 20
+#define CL_STATS_REGISTRATIONS_MADE_CLDMABUF 20 /* copy route: the ICD's CL_MEM_USE_HOST_PTR buffers over an import's mapping */
+#define CL_STATS_REGISTRATIONS_REUSED_CLDMABUF 21 /* ... taken back parked with the mapping by a re-import */
+#define CL_STATS_COUNT_CLDMABUF 22
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

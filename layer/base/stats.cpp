@@ -35,6 +35,7 @@ std::string Stats::summary() const {
         << " copy_in_bytes=" << copy_in_bytes << " copy_out_bytes=" << copy_out_bytes
         << " staged_bytes=" << staged_bytes << " staged_transfers=" << staged_transfers
         << " direct_transfers=" << direct_transfers << " staging_fallbacks=" << staging_fallbacks
+        << " registrations_made=" << registrations_made << " registrations_reused=" << registrations_reused
         << " acquires=" << acquires << " releases=" << releases << " fast_handoffs=" << fast_handoffs
         << " queued_handoffs=" << queued_handoffs << " unwatched_acquires=" << unwatched_acquires << " quiet_handoffs=" << quiet_handoffs << " fence_waits=" << fence_waits
         << " fence_timeouts=" << fence_timeouts << " release_fences_expired=" << release_fences_expired << " blt_cancelled=" << blt_cancelled << " syncs=" << syncs

@@ -22,6 +22,10 @@ struct Stats {
     std::atomic<uint64_t> staged_transfers{0};
     std::atomic<uint64_t> direct_transfers{0};  // the ICD's Write/Read from the mapping
     std::atomic<uint64_t> staging_fallbacks{0};  // staging wanted, the ICD refused it
+    // Registrations of a copy-route import's mapping with the ICD
+    // (layer/handoff/staging.hpp): made, and taken back parked with the mapping.
+    std::atomic<uint64_t> registrations_made{0};
+    std::atomic<uint64_t> registrations_reused{0};
     std::atomic<uint64_t> import_errors{0};
     std::atomic<uint64_t> acquires{0};
     std::atomic<uint64_t> releases{0};

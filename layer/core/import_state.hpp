@@ -40,6 +40,15 @@ public:
         std::lock_guard lock(mutex_);
         return map_.try_emplace(&import, std::move(value)).first->second;
     }
+    // Removes the import's entry and hands it out (T{} when there is none).
+    T take(const Import &import) {
+        std::lock_guard lock(mutex_);
+        auto it = map_.find(&import);
+        if (it == map_.end()) return T{};
+        T out = std::move(it->second);
+        map_.erase(it);
+        return out;
+    }
     void forget(const Import &import) {
         [[maybe_unused]] T gone;  // a trivial T (a flag, an enum) is never read
         {

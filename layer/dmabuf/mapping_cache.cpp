@@ -29,7 +29,8 @@ constexpr uint64_t kDefaultBudgetMiB = sizeof(void *) >= 8 ? 512 : 64;
 constexpr size_t kMaxParked = 64;
 constexpr auto kSweepMs = std::chrono::milliseconds(50);
 
-// Erasing an entry unmaps it, then closes its pin.
+// Erasing an entry unmaps it (or its attachment does, later: retire), then
+// closes its pin.
 struct Entry {
     dev_t dev = 0;
     ino_t ino = 0;
@@ -39,6 +40,7 @@ struct Entry {
     OwnedMapping map;
     bool writable = false;
     bool live = true;  // held by an import (at most one)
+    std::unique_ptr<MappingAttachment> attached;  // parked by park_mapping only (invariant 5)
 };
 
 uint64_t budget_bytes() {
@@ -89,6 +91,7 @@ struct Cache {
         stats.idle_bytes -= it->map.size();
         stats.parked--;
         stats.live_mappings--;
+        if (it->attached) it->attached->retire(std::move(it->map));
         entries.erase(it);
     }
 
@@ -177,7 +180,7 @@ void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len, con
         for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
             // Only a parked mapping (invariant 1); protection must match both
             // ways: a read-only object's mapping stays read-only.
-            if (it->live || it->dev != st.dev || it->ino != st.ino || it->size != st.size ||
+            if (it->live || it->attached || it->dev != st.dev || it->ino != st.ino || it->size != st.size ||
                 it->map.size() < len || writable != it->writable)
                 continue;
             it->live = true;
@@ -208,7 +211,7 @@ void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len, con
         c.stats.misses++;
         c.stats.live_mappings++;
         c.entries.push_back(
-            Entry{st.dev, st.ino, st.size, std::move(pin), own, OwnedMapping(addr, len), writable, true});
+            Entry{st.dev, st.ino, st.size, std::move(pin), own, OwnedMapping(addr, len), writable, true, nullptr});
     }
     return addr;
 }
@@ -236,6 +239,52 @@ void release_mapping(void *addr, size_t mapped_len, bool keep) {
         }
     }
     OwnedMapping(addr, mapped_len).reset();  // not cached (fstat or dup failed, or the cache is off)
+}
+
+void park_mapping(int fd, const DmabufIdentity &id, OwnedMapping map, bool writable,
+                  std::unique_ptr<MappingAttachment> attach) {
+    Cache &c = cache();
+    const bool fits = budget_bytes() > 0 && id.size > 0 && map.size() <= budget_bytes();
+    OwnedFd pin(fits ? kernel().dup(fd) : -1);
+    if (!pin) {
+        attach->retire(std::move(map));
+        return;
+    }
+    std::lock_guard lock(c.mu);
+    // The entry's share of the file's count: its fd, plus what a mapping of
+    // this dma-buf holds, as the entries that watched their own mmap learned
+    // it (0, unknown: kept until evicted, where none did).
+    long own = 0;
+    for (const Entry &o : c.entries)
+        if (o.dev == id.dev && o.ino == id.ino && o.own_refs > 0) own = o.own_refs;
+    const size_t bytes = map.size();
+    c.entries.push_back(Entry{id.dev, id.ino, id.size, std::move(pin), own, std::move(map), writable, false,
+                              std::move(attach)});
+    c.stats.live_mappings++;
+    c.stats.idle_bytes += bytes;
+    c.stats.parked++;
+    c.trim(budget_bytes(), kMaxParked);
+    if (c.stats.parked) start_reaper(c);
+}
+
+OwnedMapping take_parked_mapping(const DmabufIdentity &id, size_t len, bool writable, uintptr_t owner,
+                                 std::unique_ptr<MappingAttachment> *attached) {
+    Cache &c = cache();
+    std::lock_guard lock(c.mu);
+    for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
+        if (it->live || !it->attached || it->attached->owner() != owner || it->dev != id.dev || it->ino != id.ino ||
+            it->size != id.size || it->map.size() < len || writable != it->writable)
+            continue;
+        OwnedMapping map = std::move(it->map);
+        *attached = std::move(it->attached);
+        c.stats.hits++;
+        c.stats.idle_bytes -= map.size();
+        c.stats.parked--;
+        c.stats.live_mappings--;
+        c.entries.erase(it);  // closes the entry's fd; the caller's import holds the dma-buf
+        return map;
+    }
+    return OwnedMapping();
 }
 
 MappingCacheStats mapping_cache_stats() {

@@ -52,14 +52,37 @@
 //    kDefaultBudgetMiB, 64 MiB where pointers are 32-bit) and kMaxParked fds,
 //    evicted least recently parked first; a mapping larger than the budget
 //    is never parked; failed imports park nothing.
+// 5. What a user built over a mapping of its own (an attachment: the copy
+//    route's registration of a mapping with an ICD) parks with that mapping
+//    (park_mapping) and comes back only to a taker that names the same
+//    owner (the ICD context it was made in): take_parked_mapping, which
+//    hands the mapping out of the cache altogether (a live registration
+//    holds no fd of the cache's).  A plain acquire_mapping never gets it.
+//    An entry with an attachment that goes (3 or 4) hands its mapping to
+//    the attachment, which unmaps it only after letting go of what it
+//    built over it: an ICD that tracks what it registered by address must
+//    not meet that range mapped again before.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
+#include "layer/base/owned_mapping.hpp"
 #include "layer/dmabuf/identity.hpp"
 
 namespace cldmabuf {
+
+// Invariant 5's attachment.  The cache never calls into OpenCL itself.
+class MappingAttachment {
+public:
+    virtual ~MappingAttachment() = default;
+    // Whose it is: it comes back only to a taker naming the same.
+    virtual uintptr_t owner() const = 0;
+    // The entry goes: let go of what was built over `map`, then unmap it
+    // (later is fine; called under the cache's lock: post, never wait).
+    virtual void retire(OwnedMapping map) = 0;
+};
 
 struct MappingCacheStats {
     uint64_t hits = 0, misses = 0, evictions = 0, gone = 0;  // gone: dropped when only the cache held the dma-buf
@@ -78,6 +101,18 @@ void *acquire_mapping(int fd, size_t len, bool writable, size_t *mapped_len,
 // Hands a mapping back: parked within the budget when `keep`, else unmapped
 // (failed imports keep nothing).
 void release_mapping(void *addr, size_t mapped_len, bool keep = true);
+
+// Parks `map` (a mapping of dma-buf `fd`, whose identity is `id`, made by
+// the caller) with `attach`, holding a duplicate of `fd` as every entry
+// does; where it cannot be parked (cache off, over the budget, no fd)
+// `attach` retires it at once.
+void park_mapping(int fd, const DmabufIdentity &id, OwnedMapping map, bool writable,
+                  std::unique_ptr<MappingAttachment> attach);
+// A parked mapping of `id`'s dma-buf of at least `len` bytes with an
+// attachment of `owner`, taken out of the cache (the caller owns the
+// mapping and the attachment now); an empty mapping when there is none.
+OwnedMapping take_parked_mapping(const DmabufIdentity &id, size_t len, bool writable, uintptr_t owner,
+                                 std::unique_ptr<MappingAttachment> *attached);
 
 MappingCacheStats mapping_cache_stats();
 // Unmaps every parked mapping (tests, and the layer's teardown).

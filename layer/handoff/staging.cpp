@@ -30,6 +30,8 @@
 #include "layer/base/stats.hpp"
 #include "layer/core/icd_ref.hpp"
 #include "layer/core/worker.hpp"
+#include "layer/core/import_fds.hpp"
+#include "layer/dmabuf/mapping_cache.hpp"
 
 namespace cldmabuf {
 
@@ -141,14 +143,14 @@ bool wanted_for(cl_device_id device) {
 // ---- registered mappings ---------------------------------------------------------------
 //
 // A CL_MEM_USE_HOST_PTR buffer over a copy-route import's mapping, made once
-// per import and never used for anything else: NVIDIA (580, H200) pins the
+// per import (or taken back parked, below) and never used for anything else: NVIDIA (580, H200) pins the
 // pages of a USE_HOST_PTR buffer, and then moves the ICD's own Write/Read
 // from and to those pages at its pinned DMA rate with no CPU copy
 // (standalone probe, 64 MiB, 2026-12-04: 54.8 GB/s Write and 54.8 Read,
 // blocking, non-blocking or behind a user event alike, against 7.2 / 14.0
 // before registering and 54.5 / 54.7 for its CL_MEM_ALLOC_HOST_PTR memory;
 // 2.8-3.3 ms to create, 1.4-1.6 ms to release).  The cost is the pinned
-// host pages for the import's lifetime; no device memory while the buffer is
+// host pages for the import's lifetime and while parked; no device memory while the buffer is
 // never used on the device (4 x 256 MiB: +2 MiB in nvidia-smi).  The transfers
 // of a registered import run inside the handoff's step on the staging's
 // own queue (to_device/to_dmabuf below): the same Read enqueued on the
@@ -156,12 +158,45 @@ bool wanted_for(cl_device_id device) {
 // understood; 46 GB/s from the step's queue in the same device call).  An
 // ICD that refuses the registration leaves the import to pinned staging.
 // The registration has a mapping of the dma-buf of its own (same pages,
-// another address): the import's mapping is unmapped at its teardown, and
+// another address): the import's mapping may be shielded (replaced by
+// anonymous pages after a failed acquire) or handed to another import, and
 // NVIDIA tracks a registration by address, so a new mapping landing on the
-// old range while the registration is still being released (on the worker:
+// range while the registration is still being released (on the worker:
 // teardown may run in an ICD callback) would meet a stale registration
 // (bench-import's stats child, which imports six sizes in a row, is the
 // pattern).  The registration's range is unmapped only after its release.
+//
+// When the import goes, the registration parks with its mapping in the
+// mapping cache (layer/dmabuf/mapping_cache.hpp, invariant 5), and the next
+// import of the same dma-buf in the same context takes both back: a pool's
+// frame imported again costs NVIDIA no new pinning (2.8-3.3 ms) and no
+// unpinning.  They go with the parked mapping (the dma-buf freed, evicted),
+// released on the worker first and unmapped after.
+void release_later(IcdMem pin, OwnedMapping map) {
+    if (!pin) return;  // `map` unmapped here: nothing was registered over it
+    // The worker's job takes the buffer and the range over, and unmaps
+    // the range after the release.
+    const void *worker = pin.get();
+    auto held = std::make_shared<IcdMem>(std::move(pin));  // a job is copyable; the holder is not
+    const size_t n = map.size();
+    post_to_worker(worker, [held, a = map.release(), n] {
+        const OwnedMapping range(a, n);
+        held->reset();
+    });
+}
+
+class ParkedRegistration final : public MappingAttachment {
+public:
+    ParkedRegistration(IcdMem pin, cl_context context) : pin_(std::move(pin)), context_(context) {}
+    uintptr_t owner() const override { return reinterpret_cast<uintptr_t>(context_); }
+    void retire(OwnedMapping map) override { release_later(std::move(pin_), std::move(map)); }
+    IcdMem take() { return std::move(pin_); }
+
+private:
+    IcdMem pin_;
+    cl_context context_;
+};
+
 struct HeldRegistration {
     IcdMem pin;
     OwnedMapping map;
@@ -173,25 +208,24 @@ struct HeldRegistration {
         std::swap(map, o.map);
         return *this;
     }
-    ~HeldRegistration() {
-        if (!pin) return;
-        // The worker's job takes the buffer and the range over, and unmaps
-        // the range after the release.
-        const void *worker = pin.get();
-        auto held = std::make_shared<IcdMem>(std::move(pin));  // a job is copyable; the holder is not
-        const size_t n = map.size();
-        post_to_worker(worker, [held, a = map.release(), n] {
-            const OwnedMapping range(a, n);
-            held->reset();
-        });
-    }
+    ~HeldRegistration() { release_later(std::move(pin), std::move(map)); }
 };
 void forget_registration(const Import &import);
 ImportState<HeldRegistration> registrations(forget_registration);
-void forget_registration(const Import &import) { registrations.forget(import); }
+// The import's teardown (its fd still open) or a failed import: the
+// registration parks for the next import of the dma-buf in this context.
+void forget_registration(const Import &import) {
+    HeldRegistration held = registrations.take(import);
+    const DmabufIdentity *id = import_identity(import);
+    if (!held.pin || !id) return;  // released (or unmapped) by `held`
+    const bool writable = !(import.flags & CL_MEM_READ_ONLY);
+    park_mapping(import.fd, *id, std::move(held.map), writable,
+                 std::make_unique<ParkedRegistration>(std::move(held.pin), import.context));
+}
 
 // Registers `import`'s dma-buf with the ICD on its first copy-route
-// handoff; tried once per import: a refusal is remembered as an empty entry
+// handoff, or takes back what an earlier import of it in this context
+// parked; tried once per import: a refusal is remembered as an empty entry
 // (no mapping), so later handoffs ask neither the kernel nor the ICD again
 // and go through pinned staging.
 void register_once(const Import &import, cl_device_id device) {
@@ -201,6 +235,17 @@ void register_once(const Import &import, cl_device_id device) {
     if (registrations.find(import)) return;
     // A read-only import's mappings are read-only (PROT_READ): the device only reads them.
     const bool read_only = import.flags & CL_MEM_READ_ONLY;
+    if (const DmabufIdentity *id = import_identity(import)) {
+        std::unique_ptr<MappingAttachment> parked;
+        OwnedMapping map = take_parked_mapping(*id, import.size, !read_only,
+                                               reinterpret_cast<uintptr_t>(import.context), &parked);
+        if (map) {
+            stats().registrations_reused++;
+            registrations.emplace(import, HeldRegistration(static_cast<ParkedRegistration &>(*parked).take(),
+                                                           std::move(map)));
+            return;
+        }
+    }
     OwnedMapping map(kernel().mmap(nullptr, import.size, read_only ? PROT_READ : PROT_READ | PROT_WRITE,
                                    MAP_SHARED, import.fd, 0),
                      import.size);
@@ -222,6 +267,7 @@ void register_once(const Import &import, cl_device_id device) {
         registrations.emplace(import, HeldRegistration());
         return;
     }
+    stats().registrations_made++;
     registrations.emplace(import, HeldRegistration(std::move(pin), std::move(map)));
 }
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <memory>
 #include <thread>
 
 #include "fake_kernel.hpp"
@@ -266,4 +268,77 @@ TEST_CASE("mapping cache: a fork's child sweeps with a reaper of its own", "[map
     CHECK(WEXITSTATUS(status) == 0);  // 1: the child's parked mapping was never swept
     k.close(held);
     drop_idle_mappings();
+}
+
+namespace {
+
+// What the copy route parks with its registration's mapping: records when
+// the cache retires it, and whether it was handed the mapping to unmap.
+struct RecordingAttachment : MappingAttachment {
+    uintptr_t who;
+    std::atomic<int> *retired;
+    explicit RecordingAttachment(uintptr_t w, std::atomic<int> *r) : who(w), retired(r) {}
+    uintptr_t owner() const override { return who; }
+    void retire(OwnedMapping map) override {
+        CHECK(map);  // handed over to be unmapped here, after what was built over it
+        ++*retired;
+    }
+};
+
+DmabufIdentity identity_of(int fd) {
+    DmabufIdentity id;
+    REQUIRE(dmabuf_identity(fd, &id));
+    return id;
+}
+
+}  // namespace
+
+TEST_CASE("mapping cache: an attachment parks with its mapping and comes back to its owner only; it retires "
+          "with its dma-buf",
+          "[mapcache]") {
+    RecyclingKernel k;
+    unit::ScopedKernel scope(&k);
+    drop_idle_mappings();
+    std::atomic<int> retired{0};
+    const int fd = k.open_file(8192, 'a');
+    const DmabufIdentity id = identity_of(fd);
+    const Mapping importer = take(fd, 8192);  // the import's own mapping, live (the share is learned here)
+    OwnedMapping reg(::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), 8192);
+    REQUIRE(reg);
+    void *const reg_addr = reg.get();
+    park_mapping(fd, id, std::move(reg), true, std::make_unique<RecordingAttachment>(1, &retired));
+    give(importer);
+    CHECK(mapping_cache_stats().parked == 2);
+
+    // A plain import never takes it, nor another owner, nor the other protection.
+    const Mapping plain = take(fd, 8192);
+    CHECK(plain.addr == importer.addr);
+    give(plain);
+    std::unique_ptr<MappingAttachment> got;
+    CHECK_FALSE(take_parked_mapping(id, 8192, true, 2, &got));
+    CHECK_FALSE(take_parked_mapping(id, 8192, false, 1, &got));
+    CHECK(got == nullptr);
+    // Its owner does, out of the cache altogether.
+    OwnedMapping back = take_parked_mapping(id, 8192, true, 1, &got);
+    CHECK(back.get() == reg_addr);
+    REQUIRE(got != nullptr);
+    CHECK(got->owner() == 1);
+    CHECK(mapping_cache_stats().parked == 1);
+    park_mapping(fd, id, std::move(back), true, std::move(got));
+    CHECK(retired == 0);
+
+    // The producer frees the buffer: both entries go, the attachment handed its mapping.
+    k.close(fd);
+    after_a_sweep_interval();
+    CHECK(retired == 1);
+    CHECK(mapping_cache_stats().parked == 0);
+
+    // Evicted (or the cache emptied) and never parked (over the budget): retired too.
+    const int fd2 = k.open_file(4096, 'b');
+    const DmabufIdentity id2 = identity_of(fd2);
+    park_mapping(fd2, id2, OwnedMapping(::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd2, 0), 4096), false,
+                 std::make_unique<RecordingAttachment>(1, &retired));
+    drop_idle_mappings();
+    CHECK(retired == 2);
+    k.close(fd2);
 }
