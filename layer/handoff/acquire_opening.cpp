@@ -287,6 +287,7 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
             auto it = record->openings.find(o.id);
             auto handle = it == record->openings.end() ? nullptr : it->second.lock();
             // An opening whose handle is going (its step dropped) counts as one the release waits for.
+            if (handle && waits_for(waits, handle->serial_)) look.surely_depends.push_back(o.id);
             if (everything || !handle || waits_for(waits, handle->serial_)) {
                 look.depends.push_back(o.id);
                 look.wait_lists_complete = look.wait_lists_complete && handle && handle->waits_complete();

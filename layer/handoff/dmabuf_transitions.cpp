@@ -60,8 +60,13 @@ void retire_opening(DS &s, DmabufId id, DmabufActions &a) {
     auto it = std::find_if(s.openings.begin(), s.openings.end(), [id](const auto &o) { return o.id == id; });
     if (it == s.openings.end()) return;
     if (!it->started) outer_settled(s, id, false);
+    // Started, its bracket stays open until its release looks; else its
+    // release, if one comes, has no acquire of its own left to close.
     for (auto &v : s.views)
-        if (v.bracket == id) v.bracket = 0;  // its release, if one comes, has no acquire of its own left to close
+        if (v.bracket == id) {
+            v.bracket_open = it->phase == OpeningPhase::done && it->started;
+            if (!v.bracket_open) v.bracket = 0;
+        }
     a.wake = a.wake || it->phase == OpeningPhase::opening || it->phase == OpeningPhase::opening_ahead;
     finish_handed_over(s, *it, /*failed=*/true, a);
     s.openings.erase(it);
@@ -87,11 +92,14 @@ bool depended_on(const DmabufEvent &e, const DS::Opening &o) {
 // after it or beside it: the fence goes in now and that acquire's fence wait
 // orders it after the release.
 //
-// A pending acquire the release waits for that itself waits for the
+// A pending acquire the release surely waits for that itself waits for the
 // release's own acquire (the release's view's bracket) runs inside that
 // bracket: nested, it takes no hand-over (its START would wait for this
 // fence, a cycle; handed over, the writes between the release's own
-// acquire and it would run unfenced) and skips its opening.
+// acquire and it would run unfenced) and skips its opening.  Where that
+// own acquire already started and retired, every pending acquire the
+// release surely waits for runs inside the bracket (after that START,
+// before the release's END), and nests the same way.
 void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
     std::vector<DS::Opening *> ahead;
     AheadFacts f;
@@ -100,19 +108,33 @@ void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
     DS::View *v = state_view(s, e.view);
     const DS::Opening *own = v && v->bracket ? s.opening(v->bracket) : nullptr;
     if (own && (!depended_on(e, *own) || (own->phase == OpeningPhase::done && !own->started))) own = nullptr;
+    const bool own_retired_open = v && v->bracket && v->bracket_open && !s.opening(v->bracket);
     // The bracket stays the view's until the release's answer is final (it
     // may wait for a step or claim, then look again).
     auto closes = [v](LookAnswer answer) {
-        if (v && (answer == LookAnswer::attach_now || answer == LookAnswer::hand_over)) v->bracket = 0;
+        if (v && (answer == LookAnswer::attach_now || answer == LookAnswer::hand_over)) {
+            v->bracket = 0;
+            v->bracket_open = false;
+        }
+    };
+    auto surely = [&e](DmabufId id) {
+        return std::find(e.surely_depends.begin(), e.surely_depends.end(), id) != e.surely_depends.end();
     };
     for (auto &o : s.openings) {
         if (!unopened(o.phase)) continue;
         const bool busy = o.phase == OpeningPhase::opening || o.phase == OpeningPhase::opening_ahead;
         if (!busy && !depended_on(e, o)) continue;
         if (own && &o != own && o.phase == OpeningPhase::pending && (o.nested_in == 0 || o.nested_in == own->id) &&
+            surely(o.id) &&
             std::find(e.after_bracket.begin(), e.after_bracket.end(), o.id) != e.after_bracket.end()) {
             o.nested_in = own->id;
             o.outer_open = own->started;
+            continue;
+        }
+        if (own_retired_open && o.phase == OpeningPhase::pending && (o.nested_in == 0 || o.nested_in == v->bracket) &&
+            surely(o.id)) {
+            o.nested_in = v->bracket;
+            o.outer_open = true;
             continue;
         }
         ahead.push_back(&o);
@@ -260,6 +282,7 @@ DmabufTransition step_unnormalized(const DmabufState &state, const DmabufEvent &
         a.made = s.next_id++;
         s.openings.push_back({a.made, e.view, P::pending, {}});
         state_view(s, e.view)->bracket = a.made;
+        state_view(s, e.view)->bracket_open = false;
         return t;
     case K::opening_retired:
         if (!s.opening(e.opening)) return refuse();

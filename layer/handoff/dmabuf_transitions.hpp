@@ -67,6 +67,9 @@ struct DmabufState {
         // Its latest opening whose release has not looked yet: the bracket
         // that release closes (0: none, or its release looked).
         DmabufId bracket = 0;
+        // That opening did its SYNC START and retired (its step returned):
+        // the bracket is open with no opening left to name it.
+        bool bracket_open = false;
         bool operator==(const View &o) const = default;
     };
     struct Opening {
@@ -146,6 +149,12 @@ struct DmabufEvent {
     // this release closes; 0: none); `after_bracket` the openings whose
     // acquire waits for that bracket's opening.
     std::vector<DmabufId> after_bracket = {};
+    // release_looks: the unopened acquires the release surely waits for
+    // (those of `depends` the layer saw in its wait lists' closure or ahead
+    // on its in-order queue), whether or not depends_on_all.  Only these
+    // nest in its bracket: an acquire that skipped its START must run
+    // before the release's END.
+    std::vector<DmabufId> surely_depends = {};
 };
 
 enum class StepAnswer { none, open, skip, wait_for_claim };

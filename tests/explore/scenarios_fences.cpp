@@ -120,6 +120,45 @@ Scenario nested_alias_acquire() {
     return l;
 }
 
+// l with Y's acquire free to run at once (no user event before it): its
+// step may open and return (retire) before Y's release looks.  X's acquire,
+// behind the user event, is still nested in Y's bracket, which is open (Y
+// did START and its release has not run): it takes no hand-over, and Y's
+// fence goes in when Y's release is enqueued, while Y's write may still be
+// to run.
+Scenario nested_after_retired_outer() {
+    Scenario l;
+    l.name = "l-retired";
+    l.summary = "l with Y's acquire not behind the user event (its step may retire before Y's release looks); "
+                "X's acquire behind it";
+    l.setup = [](World &w) {
+        open_world(w);
+        if (w.failures().empty()) import(w, "X");
+        if (w.failures().empty()) import(w, "Y");
+        for (size_t k = 0; k < kWords; ++k) expected[k] = k < kHalf ? values[2][k] : values[1][k];
+    };
+    l.program = [](World &) {
+        return std::vector<Chunk>{user_event("ue"),
+                                  acquire("Y", "acqY", ""),
+                                  write("Y", 1, "wY"),
+                                  acquire("X", "acqX", "ue"),
+                                  write("X", 2, "wX", 0, 0, kHalf),
+                                  release("Y", "relY"),
+                                  release("X", "relX"),
+                                  complete("ue", CL_COMPLETE),
+                                  finish({{"acqY", true}, {"wY", true}, {"acqX", true}, {"wX", true},
+                                          {"relY", true}, {"relX", true}},
+                                         true),
+                                  release_everything()};
+    };
+    l.check = [](World &w) { check_end(w, expected); };
+    l.between = [](World &w) {
+        fence_while_writing(w, "acqY", "wY", "relY");
+        fence_while_writing(w, "acqX", "wX", "relX");
+    };
+    return l;
+}
+
 // A release that waits for a user event (m): X acquired behind user event
 // ue2 on q0, written and released; Y acquired on q1, written, and released
 // behind {its write, user event ue}; ue completes, then ue2.  While ue is
@@ -198,7 +237,7 @@ std::vector<Scenario> fence_scenarios() {
     // the dma-buf has no fence at all (README.md, "Known defects").
     j.known_failures = {"the consumer, let in by poll(POLLIN), read 512 words before the release's writes"};
     j.known_witness = "seed=2";
-    return {j, nested_alias_acquire(), user_event_release()};
+    return {j, nested_alias_acquire(), nested_after_retired_outer(), user_event_release()};
 }
 
 }  // namespace explore

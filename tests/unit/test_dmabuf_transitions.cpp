@@ -37,7 +37,7 @@ std::string key_of(const DmabufState &s) {
     std::string k;
     auto put = [&k](uint64_t v) { k += std::to_string(v) + ","; };
     for (const auto &v : s.views) {
-        put(v.id), put(v.both_ways), put(v.cycle.held), put(v.cycle.armed), put(v.bracket);
+        put(v.id), put(v.both_ways), put(v.cycle.held), put(v.cycle.armed), put(v.bracket), put(v.bracket_open);
     }
     k += "|";
     for (const auto &o : s.openings) {
@@ -111,6 +111,9 @@ std::vector<DmabufEvent> events_for(const DmabufState &s) {
                 e.depends_on_all = false;
                 e.depends = made;
                 e.after_bracket = ids;
+                // It surely waits for every opening; where its own acquire
+                // retired, for the openings `ids` alone.
+                e.surely_depends = v.bracket_open ? ids : made;
                 out.push_back(e);
             }
         out.push_back({.kind = K::hand_over_narrowed, .depends_on_all = all, .depends = ids, .hand_over = s.next_id});
@@ -224,8 +227,13 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
     auto nested_here = [&](const DmabufState::Opening &o) {
         const auto *after = next.opening(o.id);
         const auto *v = prev.view(e.view);
-        return after && after->nested_in != 0 && v && after->nested_in == v->bracket && o.phase == P::pending &&
-               contains(e.after_bracket, o.id) && depended_on(e, *prev.opening(after->nested_in));
+        if (!after || after->nested_in == 0 || !v || after->nested_in != v->bracket || o.phase != P::pending ||
+            !contains(e.surely_depends, o.id))
+            return false;
+        const auto *outer = prev.opening(after->nested_in);
+        // In the release's own acquire's bracket: it waits for that acquire,
+        // or that acquire started and retired (the bracket is open).
+        return outer ? contains(e.after_bracket, o.id) && depended_on(e, *outer) : v->bracket_open;
     };
     if (a.look == LookAnswer::attach_now)
         for (const auto &o : prev.openings)
@@ -249,7 +257,8 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
         }
         if (o.outer_open && !(before && before->outer_open && before->nested_in == o.nested_in)) {
             const auto *outer = prev.opening(o.nested_in);
-            ENSURE(((outer && outer->started) ||
+            const auto *rv = e.kind == K::release_looks ? prev.view(e.view) : nullptr;
+            ENSURE(((outer && outer->started) || (!outer && rv && rv->bracket == o.nested_in && rv->bracket_open) ||
                     ((e.kind == K::step_opened || e.kind == K::claim_published) && e.ok && e.opening == o.nested_in) ||
                     (e.kind == K::step_begins && a.step == StepAnswer::skip && e.opening == o.nested_in)));
         }
@@ -509,7 +518,8 @@ TEST_CASE("dma-buf state: an acquire nested in a release's own open bracket skip
                                       .view = 2,
                                       .depends_on_all = false,
                                       .depends = {y, x},
-                                      .after_bracket = {x}});
+                                      .after_bracket = {x},
+                                      .surely_depends = {y, x}});
     REQUIRE(rel_y.look == LookAnswer::hand_over);
     CHECK(s.opening(y)->handed == std::vector<DmabufId>{rel_y.made});
     CHECK(s.opening(x)->handed.empty());
@@ -537,9 +547,54 @@ TEST_CASE("dma-buf state: an acquire nested in a bracket that never opened opens
     step({.kind = K::view_met, .view = 2});
     const DmabufId y = step({.kind = K::opening_made, .view = 2}).made;
     const DmabufId x = step({.kind = K::opening_made, .view = 1}).made;
-    step({.kind = K::release_looks, .view = 2, .depends_on_all = false, .depends = {y, x}, .after_bracket = {x}});
+    step({.kind = K::release_looks,
+          .view = 2,
+          .depends_on_all = false,
+          .depends = {y, x},
+          .after_bracket = {x},
+          .surely_depends = {y, x}});
     CHECK(step({.kind = K::step_begins, .opening = y}).step == StepAnswer::open);
     CHECK(step({.kind = K::step_opened, .opening = y, .ok = false}).abandon.size() == 1);
     CHECK(s.opening(x)->nested_in == 0);
     CHECK(step({.kind = K::step_begins, .opening = x}).step == StepAnswer::open);
+}
+
+TEST_CASE("dma-buf state: an acquire the release surely waits for nests in its bracket after that bracket's acquire "
+          "retired; one it may wait for only through a user event does not",
+          "[dmabuf-state]") {
+    DmabufState s;
+    auto step = [&s](DmabufEvent e) {
+        DmabufTransition t = dmabuf_step(s, e);
+        s = t.next;
+        return t.actions;
+    };
+    step({.kind = K::view_met, .view = 1});  // X
+    step({.kind = K::view_met, .view = 2});  // Y
+    // One in-order queue: acquire Y (nothing to wait for), write, acquire X (behind a user event), write,
+    // release Y.  Y's acquire opens and its step returns before Y's release looks.
+    const DmabufId y = step({.kind = K::opening_made, .view = 2}).made;
+    CHECK(step({.kind = K::step_begins, .opening = y}).step == StepAnswer::open);
+    step({.kind = K::step_opened, .opening = y, .ok = true});
+    step({.kind = K::opening_retired, .opening = y});
+    CHECK(s.view(2)->bracket == y);
+    CHECK(s.view(2)->bracket_open);
+    const DmabufId x = step({.kind = K::opening_made, .view = 1}).made;
+    SECTION("surely waited for: nested, the fence goes in now, X skips its opening") {
+        const DmabufActions rel_y = step({.kind = K::release_looks,
+                                          .view = 2,
+                                          .depends_on_all = true,
+                                          .depends = {x},
+                                          .surely_depends = {x}});
+        CHECK(rel_y.look == LookAnswer::attach_now);
+        CHECK(s.opening(x)->nested_in == y);
+        CHECK(s.view(2)->bracket == 0);
+        CHECK(step({.kind = K::step_begins, .opening = x}).step == StepAnswer::skip);
+    }
+    SECTION("waited for only through a user event (another queue): handed over, not nested") {
+        const DmabufActions rel_y =
+            step({.kind = K::release_looks, .view = 2, .depends_on_all = true, .depends = {x}});
+        CHECK(rel_y.look == LookAnswer::hand_over);
+        CHECK(s.opening(x)->nested_in == 0);
+        CHECK(step({.kind = K::step_begins, .opening = x}).step == StepAnswer::open);
+    }
 }
