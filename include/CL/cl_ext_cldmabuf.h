@@ -163,7 +163,8 @@ extern "C" {
 #define CL_STATS_PARKED_MAPPINGS_CLDMABUF 19 /* dma-buf mappings kept for a re-import, each with its own fd (a gauge) */
 #define CL_STATS_REGISTRATIONS_MADE_CLDMABUF 20 /* copy route: the ICD's CL_MEM_USE_HOST_PTR buffers over an import's mapping */
 #define CL_STATS_REGISTRATIONS_REUSED_CLDMABUF 21 /* ... taken back parked with the mapping by a re-import */
-#define CL_STATS_COUNT_CLDMABUF 22
+#define CL_STATS_STEPS_POLLED_CLDMABUF 22 /* host steps whose marker the layer's status poll saw ended before its callback (CLDMABUF_STEP_POLL) */
+#define CL_STATS_COUNT_CLDMABUF 23
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

@@ -36,6 +36,9 @@ const SettingSpec table[] = {
      "`pinned`: that way on every device; `off`: straight from the mapping"},
     {"CLDMABUF_COPY_THREADS", K::integer, nullptr, 1, 64, "half the CPUs, 1 to 8",
      "threads for the copy route's CPU copies of 2 MiB and more (layer/handoff/parallel_copy.hpp)"},
+    {"CLDMABUF_STEP_POLL", K::word, "auto|on|off", 0, 0, "`auto`",
+     "queued acquires and releases: `on` asks their markers' status until they end as well as waiting for the "
+     "ICD's callback (`auto`: on NVIDIA, whose callbacks come about 20 ms late behind a transfer)"},
     {"CLDMABUF_FENCE_TIMEOUT_MS", K::integer, nullptr, 0, 3600 * 1000 - 1, "`1000`",
      "bound on every fence wait, in milliseconds"},
     {"CLDMABUF_FAILED_EVENTS", K::word, "propagate|sidetable", 0, 0, "per ICD",

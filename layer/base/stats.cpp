@@ -37,7 +37,7 @@ std::string Stats::summary() const {
         << " direct_transfers=" << direct_transfers << " staging_fallbacks=" << staging_fallbacks
         << " registrations_made=" << registrations_made << " registrations_reused=" << registrations_reused
         << " acquires=" << acquires << " releases=" << releases << " fast_handoffs=" << fast_handoffs
-        << " queued_handoffs=" << queued_handoffs << " unwatched_acquires=" << unwatched_acquires << " quiet_handoffs=" << quiet_handoffs << " fence_waits=" << fence_waits
+        << " queued_handoffs=" << queued_handoffs << " unwatched_acquires=" << unwatched_acquires << " quiet_handoffs=" << quiet_handoffs << " steps_polled=" << steps_polled << " fence_waits=" << fence_waits
         << " fence_timeouts=" << fence_timeouts << " release_fences_expired=" << release_fences_expired << " blt_cancelled=" << blt_cancelled << " syncs=" << syncs
         << " blt_copies=" << blt_copies << " blt_bytes=" << blt_bytes
         << " blt_fence_in=" << blt_fence_in_batches << " blt_fence_out=" << blt_fence_out_batches

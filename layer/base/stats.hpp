@@ -39,6 +39,9 @@ struct Stats {
     // Of the fast ones, handoffs on the quiet queue that skipped their
     // marker's watch (layer/queue/quiet.hpp).
     std::atomic<uint64_t> quiet_handoffs{0};
+    // Host steps whose marker the poller saw ended before its callback came
+    // (layer/core/step_poll.hpp).
+    std::atomic<uint64_t> steps_polled{0};
     std::atomic<uint64_t> fence_waits{0};
     std::atomic<uint64_t> fence_timeouts{0};
     // Release fences put into a dma-buf (layer/sync/dmabuf_bridge.cpp) that

@@ -14,7 +14,9 @@
 #include "layer/base/log.hpp"
 #include "layer/core/registry.hpp"
 #include "layer/core/step_events.hpp"
+#include "layer/core/step_poll.hpp"
 #include "layer/core/step_times.hpp"
+#include "layer/base/stats.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/core/worker.hpp"
 
@@ -38,6 +40,7 @@ struct PendingStep {
     IcdEvent reported;  // the step's event while the application holds it: its side-table entry's
     cl_device_id profiled_device = nullptr;  // non-null on a profiling queue with an event
     StepClock clock;
+    bool polled = false;  // its marker's status is polled too (layer/core/step_poll.hpp)
 };
 
 // Steps that have not been claimed yet, in enqueue order: a step runs
@@ -199,10 +202,18 @@ void post_resolution(const std::shared_ptr<PendingStep> &pending, cl_int status)
     });
 }
 
+// The step's marker ended with `status` (its own, not a callback's): the
+// work goes to the queue's worker.  Never block here: it runs in an ICD
+// callback thread or the poller.
+void marker_ended(const std::shared_ptr<PendingStep> &pending, cl_int status) {
+    if (pending->profiled_device) pending->clock.host_callback = host_now_ns();
+    if (status < 0) post_resolution(pending, status);
+    else post_to_worker(pending->queue, [pending, status] { run_step(pending, status); });
+}
+
 void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_data) {
     auto pending = claim(reinterpret_cast<uintptr_t>(user_data));
-    if (!pending) return;  // run already: a sweep found it terminated, or a second callback
-    if (pending->profiled_device) pending->clock.host_callback = host_now_ns();
+    if (!pending) return;  // run already: a sweep or the poller found it ended, or a second callback
     // NVIDIA calls the callback of a terminated command with CL_COMPLETE:
     // the event's own status says whether an earlier command failed.
     cl_int actual = status;
@@ -210,9 +221,34 @@ void CL_CALLBACK on_marker_complete(cl_event marker, cl_int status, void *user_d
         next().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof actual, &actual,
                                              nullptr) != CL_SUCCESS)
         actual = status;
-    // Never block in an ICD callback thread: hand the work to the queue's worker.
-    if (actual < 0) post_resolution(pending, actual);
-    else post_to_worker(pending->queue, [pending, actual] { run_step(pending, actual); });
+    marker_ended(pending, actual);
+}
+
+// One look at the marker of every polled step (layer/core/step_poll.hpp):
+// those that ended run as their callback would have run them.  Returns how
+// many polled steps are left.
+size_t poll_polled_steps() {
+    std::vector<std::shared_ptr<PendingStep>> polled;
+    {
+        std::lock_guard lock(pending_mutex);
+        for (const auto &[id, pending] : *pending_steps)
+            if (pending->polled) polled.push_back(pending);
+    }
+    size_t left = 0;
+    for (const auto &candidate : polled) {
+        cl_int status = CL_QUEUED;
+        if (next().clGetEventInfo(candidate->marker.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                  nullptr) != CL_SUCCESS ||
+            status > CL_COMPLETE) {
+            ++left;
+            continue;
+        }
+        if (auto pending = claim(candidate->id)) {  // else its callback came first
+            stats().steps_polled++;
+            marker_ended(pending, status);
+        }
+    }
+    return left;
 }
 
 }  // namespace
@@ -355,6 +391,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     pending->barrier = IcdEvent::retain(barrier.get());
     pending->keep_alive = std::move(keep_alive);
     pending->waits = step.waits;
+    pending->polled = step_poll_wanted(step.queue);
     if (event) {
         // Registered before the work can run, so a failure has an entry to land in.
         event_types().add(barrier.get(), step.type);
@@ -389,6 +426,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     // The marker must reach the device for its callback to fire even if the
     // application only waits on the step's event later.
     next().clFlush(step.queue);
+    if (pending->polled) wake_step_poller(poll_polled_steps);
 
     if (event) *event = barrier.hand_off();  // the application's
     return CL_SUCCESS;

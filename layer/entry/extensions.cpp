@@ -179,7 +179,8 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
                                                             imports().size(),   event_types().size(),
                                                             s.fence_timeouts,   s.release_fences_expired,
                                                             s.alias_merges, mapping_cache_stats().parked,
-                                                            s.registrations_made, s.registrations_reused};
+                                                            s.registrations_made, s.registrations_reused,
+                                                            s.steps_polled};
         // The array only grows at its end: a caller built with an older
         // header (13 counters, before quiet_handoffs) gets those it knows.
         constexpr size_t first_header_bytes = 13 * sizeof(cl_ulong);

@@ -10,6 +10,7 @@
 #include "layer/base/settings.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/core/extension_list.hpp"
+#include "layer/core/step_poll.hpp"
 #include "layer/icd/devices.hpp"
 
 namespace cldmabuf {
@@ -67,6 +68,11 @@ FailureMode failure_mode_of_queue(cl_command_queue queue) {
     cl_platform_id platform = queue_platform(queue);
     if (!platform) return FailureMode::sidetable;
     return profile_failure_mode(platform);
+}
+
+bool step_poll_of_queue(cl_command_queue queue) {
+    cl_platform_id platform = queue_platform(queue);
+    return platform && profile_step_poll(platform);
 }
 
 }  // namespace
@@ -143,6 +149,27 @@ FailureMode profile_failure_mode(cl_platform_id platform) {
     LOG_INFO("failed host steps on \"%s\" (%s): %s (%s)", name.c_str(), version.c_str(),
              mode == FailureMode::propagate ? "propagate to the ICD" : "side table", why.c_str());
     return mode;
+}
+
+bool profile_step_poll(cl_platform_id platform) {
+    {
+        std::lock_guard lock(profiles_mutex);
+        if (auto it = platforms->find(platform); it != platforms->end() && it->second.step_poll.known())
+            return it->second.step_poll.value;
+    }
+    const std::string name = platform_string(platform, CL_PLATFORM_NAME);
+    const char *forced = setting("CLDMABUF_STEP_POLL");
+    std::string why;
+    const bool poll = decide_step_poll(name, forced, &why);
+    const bool by_setting = forced && (std::string(forced) == "on" || std::string(forced) == "off");
+    std::lock_guard lock(profiles_mutex);
+    PlatformProfile &p = platform_entry(platform);
+    if (p.step_poll.known()) return p.step_poll.value;
+    p.step_poll = {poll, by_setting ? FactSource::setting : FactSource::chosen};
+    LOG_INFO("host steps on \"%s\": %s (%s)", name.c_str(),
+             poll ? "their markers' status polled as well as their callbacks" : "their markers' callbacks",
+             why.c_str());
+    return poll;
 }
 
 Fact<bool> profile_native_semaphores(cl_platform_id platform) {
@@ -313,7 +340,10 @@ cl_platform_id queue_platform(cl_command_queue queue) {
     return device ? device_platform(device) : nullptr;
 }
 
-void install_icd_profile() { install_failure_mode_source(failure_mode_of_queue); }
+void install_icd_profile() {
+    install_failure_mode_source(failure_mode_of_queue);
+    install_step_poll_source(step_poll_of_queue);
+}
 
 ProfileSnapshot profile_snapshot() {
     ProfileSnapshot s;

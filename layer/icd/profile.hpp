@@ -86,6 +86,7 @@ struct PlatformProfile {
     Fact<bool> native_egl_image;   // the ICD lists cl_khr_egl_image
     Fact<bool> native_gl_sharing;  // the ICD lists cl_khr_gl_sharing
     Fact<MarkerTiming> marker_timing;
+    Fact<bool> step_poll;  // host steps' markers polled too (layer/core/step_poll.hpp)
 };
 
 struct DeviceProfile {
@@ -115,6 +116,9 @@ bool profile_native_egl_image(cl_platform_id platform);
 bool profile_native_gl_sharing(cl_platform_id platform);
 // The marker watch's bounds for the platform.
 MarkerTiming profile_marker_timing(cl_platform_id platform);
+// Whether host steps' markers are polled on the platform (decide_step_poll,
+// logged once per platform).
+bool profile_step_poll(cl_platform_id platform);
 
 // ---- device facts ---------------------------------------------------------------------
 

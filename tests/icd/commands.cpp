@@ -63,6 +63,10 @@ bool drops_callbacks(cl_event ev, cl_int status) {
     return status < 0 && ev->queue && config().no_terminated_callbacks;
 }
 
+// held_callbacks: a command's callbacks owed, in the order they came due.
+std::mutex held_mutex;
+std::vector<std::function<void()>> held;
+
 // Sets the status and queues the callbacks it triggers (each holds a reference).
 void set_status(cl_event ev, cl_int status, Later &later) {
     ev->status = status;
@@ -78,9 +82,12 @@ void set_status(cl_event ev, cl_int status, Later &later) {
                 std::lock_guard guard(lock());
                 release_event_locked(ev);
             };
-            if (config().manual && config().late_callbacks)
+            if (config().manual && config().late_callbacks) {
                 defer_step("callback " + hex(ev->type) + " " + std::to_string(status), std::move(deliver));
-            else
+            } else if (config().held_callbacks && ev->queue) {
+                std::lock_guard hold(held_mutex);
+                held.push_back(std::move(deliver));
+            } else
                 later.push_back(std::move(deliver));
             it = cbs.erase(it);
         } else {
@@ -92,6 +99,20 @@ void set_status(cl_event ev, cl_int status, Later &later) {
 }  // namespace
 
 void release_event_under_lock(cl_event ev) { release_event_locked(ev); }
+
+void run_held_callbacks() {
+    std::vector<std::function<void()>> due;
+    {
+        std::lock_guard hold(held_mutex);
+        due.swap(held);
+    }
+    for (auto &fn : due) fn();
+}
+
+cl_ulong held_callbacks() {
+    std::lock_guard hold(held_mutex);
+    return held.size();
+}
 
 namespace {
 

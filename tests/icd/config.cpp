@@ -31,6 +31,7 @@ const Config &config() {
             else if (w == "manual") cfg.manual = true;
             else if (w == "late_callbacks") cfg.late_callbacks = true;
             else if (w == "no_terminated_callbacks") cfg.no_terminated_callbacks = true;
+            else if (w == "held_callbacks") cfg.held_callbacks = true;
             else if (w == "fail_queue_behind") cfg.fail_queue_behind = true;
             else if (w == "version=1.2") cfg.major = 1, cfg.minor = 2;
             else if (w == "version=2.1") cfg.major = 2, cfg.minor = 1;

@@ -68,6 +68,10 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
         fault_state(state);
         return answer(state, sizeof state, size, value, size_ret);
     }
+    case PLATFORM_TESTICD_RUN_CALLBACKS:
+        run_held_callbacks();
+        return answer(nullptr, 0, size, value, size_ret);
+    case PLATFORM_TESTICD_HELD_CALLBACKS: return answer_value(held_callbacks(), size, value, size_ret);
     case PLATFORM_TESTICD_RUN_DESTRUCTORS:
         run_late_destructors();
         return answer(nullptr, 0, size, value, size_ret);

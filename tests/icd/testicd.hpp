@@ -61,6 +61,10 @@ struct Config {
     // The callbacks of a command terminated by a failed wait list are never
     // called (PoCL 3.1 and 6 do this; docs/icds.md).
     bool no_terminated_callbacks = false;
+    // A command's event callbacks are held, not called, until
+    // PLATFORM_TESTICD_RUN_CALLBACKS (NVIDIA calls a marker's about 20 ms
+    // after it completed behind a transfer; held, any wait on them shows).
+    bool held_callbacks = false;
     // A terminated command terminates every command behind it in its queue
     // until the queue drained, whatever they wait for (PoCL: an in-order
     // queue's commands depend on the one before).
@@ -129,6 +133,12 @@ void note_status_poll(cl_event ev);
 // PLATFORM_TESTICD_SCHEDULER (a control, no value): the calling thread is the
 // scheduler, whose status queries between steps are never a wait.
 constexpr cl_platform_info PLATFORM_TESTICD_SCHEDULER = 0x7E67;
+// held_callbacks: a control (no value) that calls every held callback;
+// PLATFORM_TESTICD_HELD_CALLBACKS answers how many are held (cl_ulong).
+constexpr cl_platform_info PLATFORM_TESTICD_RUN_CALLBACKS = 0x7E68;
+constexpr cl_platform_info PLATFORM_TESTICD_HELD_CALLBACKS = 0x7E69;
+void run_held_callbacks();
+cl_ulong held_callbacks();
 void note_scheduler_thread();
 void release_event_under_lock(cl_event ev);
 // Under lock(): `fn` becomes a step of its own (run without the lock).
