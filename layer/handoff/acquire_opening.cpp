@@ -257,7 +257,8 @@ void start_claims(std::vector<Claim> *claims) {
 }  // namespace
 
 bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence,
-                             const MayWaitFor &waits) {
+                             const MayWaitFor &waits, bool own_bracket) {
+    const ViewId own_view = own_bracket ? view_id(import) : 0;
     const uint64_t access = import.sync_access_flags();
     // Asked before the lock (a status query per event the layer cannot see through).
     const bool everything = waits.everything();
@@ -272,11 +273,11 @@ bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufS
         // The facts the state does not hold: the unopened acquires' wait
         // lists (a status query each) and the dma-buf's fences (a
         // zero-timeout poll): neither waits.
-        DmabufEvent look{.kind = DmabufEventKind::release_looks, .view = view_id(import), .claim_failed = claim_failed};
+        DmabufEvent look{.kind = DmabufEventKind::release_looks, .view = own_view, .claim_failed = claim_failed};
         look.wait_lists_complete = true;
         look.depends_on_all = everything;
         // The release's own acquire (its view's bracket), for the acquires nested in it.
-        const DmabufState::View *view = record->state.view(view_id(import));
+        const DmabufState::View *view = own_bracket ? record->state.view(own_view) : nullptr;
         std::shared_ptr<AcquireOpening> own;
         if (view && view->bracket)
             if (auto it = record->openings.find(view->bracket); it != record->openings.end()) own = it->second.lock();

@@ -106,7 +106,10 @@ private:
 // is dropped: a fence that comes in between the look and the START makes
 // that START wait in the kernel, and nothing else waits behind it.
 // Without `waits`: a release that may wait for every acquire.
+// `own_bracket` false: the fence is not a release of `import` (the cover of
+// the writes ahead of one, layer/handoff/release_fences.cpp): it closes no
+// bracket and nests no acquire.
 bool open_ahead_or_hand_over(const Import &import, std::shared_ptr<sync::DmabufSignal> fence,
-                             const MayWaitFor &waits = MayWaitFor{.opaque = true});
+                             const MayWaitFor &waits = MayWaitFor{.opaque = true}, bool own_bracket = true);
 
 }  // namespace cldmabuf

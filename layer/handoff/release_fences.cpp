@@ -33,6 +33,37 @@ void note_refused(const Import &import) {
     record->apply(DmabufEvent{.kind = DmabufEventKind::fence_refused});
 }
 
+// A zero-copy release that handed its fence over because it may wait for a
+// user event (tests/explore/README.md, defect 1): while that event is
+// pending its fence must not be in the dma-buf, where an unopened acquire's
+// SYNC START would wait for the application.  But the device's writes
+// enqueued ahead of it on its queue do not wait for that event, and would
+// run with no fence on the dma-buf.  A fence of their own covers them: a
+// step behind them signals it, and it goes where the rule puts any release
+// fence (attached now, or handed to the acquires those writes wait for).
+// Nothing when the writes ahead wait for a user event too.
+ReleaseFences cover_writes_ahead(const Import &import, cl_command_queue queue) {
+    MayWaitFor ahead = may_wait_for(queue, 0, nullptr, CommandShape::marker);
+    ahead.opaque = ahead.opaque || unseen_enqueues();
+    if (ahead.everything()) return {};
+    auto cover = std::make_shared<sync::DmabufSignal>();
+    if (open_ahead_or_hand_over(import, cover, ahead, /*own_bracket=*/false) && cover->attach(import.fd) < 0)
+        return {};
+    HostStep step;
+    step.queue = queue;
+    step.waits = HostStep::Waits::nothing;
+    step.work = [cover](cl_int) -> cl_int {
+        cover->signal();
+        return CL_SUCCESS;
+    };
+    if (enqueue_host_step(std::move(step), nullptr) != CL_SUCCESS) {
+        cover->signal();
+        return {};
+    }
+    // Also signalled with the release's own: a step the ICD never runs.
+    return {cover};
+}
+
 }  // namespace
 
 ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &list, cl_command_queue queue,
@@ -70,6 +101,8 @@ ReleaseFences attach_release_fences(const std::vector<std::shared_ptr<Import>> &
         }
         if (plan == ReleaseFence::with_acquire && !open_ahead_or_hand_over(*import, fence, *waits)) {
             fences.push_back(std::move(fence));
+            if (waits->everything() && !waits->opaque && import->route != Route::copy)
+                for (auto &cover : cover_writes_ahead(*import, queue)) fences.push_back(std::move(cover));
             continue;
         }
         if (int err = fence->attach(import->fd); err < 0) {

@@ -201,10 +201,6 @@ Scenario user_event_release() {
         fence_while_writing(w, "acqX", "wX", "relX");
         fence_while_writing(w, "acqY", "wY", "relY");
     };
-    // Y's release waits for ue: its fence goes to X's unopened acquire too
-    // until ue completed (README.md, "Known defects", defect 1's rest).
-    m.known_failures = {"the dma-buf has no writer's fence while wY"};
-    m.known_witness = "seed=1";
     return m;
 }
 
