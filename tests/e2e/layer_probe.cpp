@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 
 #include "settled_counts.hpp"
@@ -155,6 +157,20 @@ cl_platform_id first_platform() {
 int settled_mappings() { return cldmabuf::test::settled_mappings(first_platform()); }
 
 int settled_fds() { return cldmabuf::test::settled_fds(first_platform()); }
+
+int mappings_of_inode(unsigned long long ino) {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    int n = 0;
+    while (std::getline(maps, line)) {
+        std::istringstream f(line);
+        std::string range, perms, offset, dev;
+        unsigned long long i = 0;
+        f >> range >> perms >> offset >> dev >> i;
+        n += i == ino;
+    }
+    return n;
+}
 
 int cache_fds_per_import() {
     const char *v = std::getenv("CLDMABUF_MAP_CACHE_MB");

@@ -66,6 +66,9 @@ int settled_mappings();
 
 // The process's open fds once the layer's workers are idle and the count is stable.
 int settled_fds();
+// Mappings of the file with inode number `ino` in /proc/self/maps (a
+// dma-buf's: the layer's, the test's own, a parked one).
+int mappings_of_inode(unsigned long long ino);
 // Both leave out the mapping cache's parked mappings (settled_counts.hpp).
 // The fds a live import's mapping adds beside the layer's duplicate: the
 // mapping cache's own fd of it (1 unless CLDMABUF_MAP_CACHE_MB=0).

@@ -16,8 +16,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -85,21 +83,6 @@ struct Registrations {
 Registrations registrations(const ClEnv &env) {
     const LayerStats s = layer_stats(env.platform);
     return {s[CL_STATS_REGISTRATIONS_MADE_CLDMABUF], s[CL_STATS_REGISTRATIONS_REUSED_CLDMABUF]};
-}
-
-// Mappings of inode `ino` in /proc/self/maps.
-int mappings_of_inode(ino_t ino) {
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    int n = 0;
-    while (std::getline(maps, line)) {
-        std::istringstream f(line);
-        std::string range, perms, offset, dev;
-        unsigned long long i = 0;
-        f >> range >> perms >> offset >> dev >> i;
-        n += i == static_cast<unsigned long long>(ino);
-    }
-    return n;
 }
 
 }  // namespace
