@@ -89,7 +89,7 @@ Registrations registrations(const ClEnv &env) {
 
 TEST_CASE("[copy-route] a pool frame imported again takes back its parked registration, in its own context only; "
           "it goes with the freed dma-buf",
-          "[copy-route][mapcache]") {
+          "[copy-route][mapcache][kernel]") {
     REQUIRE_DMABUF();
     ClEnv env;
     if (!registers_here(env)) SKIP("the import's mapping is not registered here (CLDMABUF_STAGING=register registers it)");

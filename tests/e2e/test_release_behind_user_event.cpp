@@ -34,7 +34,7 @@ cl_mem import_fd(const ClEnv &env, int fd, size_t size) {
 
 TEST_CASE("a release behind a pending user event, an alias's acquire behind another: nothing waits for the fence "
           "bound, whichever event ends first",
-          "[explicit-fences][user-event-release]") {
+          "[explicit-fences][user-event-release][kernel]") {
     REQUIRE_DMABUF();
     if (!layer_imports_in_place()) SKIP("imports are not zero-copy here (the cover is for writes in place)");
     ClEnv env;
