@@ -63,10 +63,7 @@ void retire_opening(DS &s, DmabufId id, DmabufActions &a) {
     // Started, its bracket stays open until its release looks; else its
     // release, if one comes, has no acquire of its own left to close.
     for (auto &v : s.views)
-        if (v.bracket == id) {
-            v.bracket_open = it->phase == OpeningPhase::done && it->started;
-            if (!v.bracket_open) v.bracket = 0;
-        }
+        if (v.bracket == id && !(it->phase == OpeningPhase::done && it->started)) v.bracket = 0;
     a.wake = a.wake || it->phase == OpeningPhase::opening || it->phase == OpeningPhase::opening_ahead;
     finish_handed_over(s, *it, /*failed=*/true, a);
     s.openings.erase(it);
@@ -108,14 +105,11 @@ void look_ahead(DS &s, const DmabufEvent &e, DmabufActions &a) {
     DS::View *v = state_view(s, e.view);
     const DS::Opening *own = v && v->bracket ? s.opening(v->bracket) : nullptr;
     if (own && (!depended_on(e, *own) || (own->phase == OpeningPhase::done && !own->started))) own = nullptr;
-    const bool own_retired_open = v && v->bracket && v->bracket_open && !s.opening(v->bracket);
+    const bool own_retired_open = v && s.retired_open(*v);
     // The bracket stays the view's until the release's answer is final (it
     // may wait for a step or claim, then look again).
     auto closes = [v](LookAnswer answer) {
-        if (v && (answer == LookAnswer::attach_now || answer == LookAnswer::hand_over)) {
-            v->bracket = 0;
-            v->bracket_open = false;
-        }
+        if (v && (answer == LookAnswer::attach_now || answer == LookAnswer::hand_over)) v->bracket = 0;
     };
     auto surely = [&e](DmabufId id) {
         return std::find(e.surely_depends.begin(), e.surely_depends.end(), id) != e.surely_depends.end();
@@ -282,7 +276,6 @@ DmabufTransition step_unnormalized(const DmabufState &state, const DmabufEvent &
         a.made = s.next_id++;
         s.openings.push_back({a.made, e.view, P::pending, {}});
         state_view(s, e.view)->bracket = a.made;
-        state_view(s, e.view)->bracket_open = false;
         return t;
     case K::opening_retired:
         if (!s.opening(e.opening)) return refuse();

@@ -66,10 +66,11 @@ struct DmabufState {
         CycleState cycle;
         // Its latest opening whose release has not looked yet: the bracket
         // that release closes (0: none, or its release looked).
+        // An id no opening has any more: that opening did its SYNC START and
+        // retired (its step returned), and the bracket is still open
+        // (DmabufState::retired_open); one that failed or retired unopened
+        // clears it.
         DmabufId bracket = 0;
-        // That opening did its SYNC START and retired (its step returned):
-        // the bracket is open with no opening left to name it.
-        bool bracket_open = false;
         bool operator==(const View &o) const = default;
     };
     struct Opening {
@@ -102,6 +103,8 @@ struct DmabufState {
     bool operator==(const DmabufState &o) const = default;
 
     const View *view(ViewId id) const;
+    // `v`'s bracket is open while its opening has retired after its START.
+    bool retired_open(const View &v) const { return v.bracket != 0 && !opening(v.bracket); }
     const Opening *opening(DmabufId id) const;
 };
 

@@ -37,7 +37,7 @@ std::string key_of(const DmabufState &s) {
     std::string k;
     auto put = [&k](uint64_t v) { k += std::to_string(v) + ","; };
     for (const auto &v : s.views) {
-        put(v.id), put(v.both_ways), put(v.cycle.held), put(v.cycle.armed), put(v.bracket), put(v.bracket_open);
+        put(v.id), put(v.both_ways), put(v.cycle.held), put(v.cycle.armed), put(v.bracket);
     }
     k += "|";
     for (const auto &o : s.openings) {
@@ -113,7 +113,7 @@ std::vector<DmabufEvent> events_for(const DmabufState &s) {
                 e.after_bracket = ids;
                 // It surely waits for every opening; where its own acquire
                 // retired, for the openings `ids` alone.
-                e.surely_depends = v.bracket_open ? ids : made;
+                e.surely_depends = s.retired_open(v) ? ids : made;
                 out.push_back(e);
             }
         out.push_back({.kind = K::hand_over_narrowed, .depends_on_all = all, .depends = ids, .hand_over = s.next_id});
@@ -233,7 +233,7 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
         const auto *outer = prev.opening(after->nested_in);
         // In the release's own acquire's bracket: it waits for that acquire,
         // or that acquire started and retired (the bracket is open).
-        return outer ? contains(e.after_bracket, o.id) && depended_on(e, *outer) : v->bracket_open;
+        return outer ? contains(e.after_bracket, o.id) && depended_on(e, *outer) : prev.retired_open(*v);
     };
     if (a.look == LookAnswer::attach_now)
         for (const auto &o : prev.openings)
@@ -258,7 +258,7 @@ void check_transition(const DmabufState &prev, const DmabufEvent &e, const Dmabu
         if (o.outer_open && !(before && before->outer_open && before->nested_in == o.nested_in)) {
             const auto *outer = prev.opening(o.nested_in);
             const auto *rv = e.kind == K::release_looks ? prev.view(e.view) : nullptr;
-            ENSURE(((outer && outer->started) || (!outer && rv && rv->bracket == o.nested_in && rv->bracket_open) ||
+            ENSURE(((outer && outer->started) || (!outer && rv && rv->bracket == o.nested_in && prev.retired_open(*rv)) ||
                     ((e.kind == K::step_opened || e.kind == K::claim_published) && e.ok && e.opening == o.nested_in) ||
                     (e.kind == K::step_begins && a.step == StepAnswer::skip && e.opening == o.nested_in)));
         }
@@ -577,7 +577,7 @@ TEST_CASE("dma-buf state: an acquire the release surely waits for nests in its b
     step({.kind = K::step_opened, .opening = y, .ok = true});
     step({.kind = K::opening_retired, .opening = y});
     CHECK(s.view(2)->bracket == y);
-    CHECK(s.view(2)->bracket_open);
+    CHECK(s.retired_open(*s.view(2)));
     const DmabufId x = step({.kind = K::opening_made, .view = 1}).made;
     SECTION("surely waited for: nested, the fence goes in now, X skips its opening") {
         const DmabufActions rel_y = step({.kind = K::release_looks,
