@@ -4,7 +4,10 @@
 // answers CL_COMMAND_UNMAP_MEM_OBJECT.  Suite testicd-unmap-event, the layer
 // over the plain test ICD (zero-copy imports), dma-bufs from the virtual
 // Gen9, whose DMA_BUF_IOCTL_SYNC the test fails with EAGAIN: the layer
-// retries it for about 0.6 s (kernel_ioctl_retry), then END fails.
+// retries it for about 0.6 s (kernel_ioctl_retry), then END fails.  In the
+// VM (tests/vm/lane-tests) the same cases run on the kernel's heap dma-bufs,
+// the virtual Gen9 preloaded only to count and fail their SYNCs
+// (CLDMABUF_SIM_WATCH_SYNCS=1).
 #include <linux/dma-buf.h>
 #include <sys/ioctl.h>  // _IOW in DMA_BUF_IOCTL_SYNC (x86-64 headers pulled it in by chance; arm64 did not)
 

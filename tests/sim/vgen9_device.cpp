@@ -180,6 +180,26 @@ void on_received(int newfd) {
     if (same >= 0) on_dup(same, newfd);
 }
 
+namespace {
+
+// CLDMABUF_SIM_WATCH_SYNCS (State::watch_foreign_syncs): a real dma-buf's
+// SYNC, counted as the sim's own are (before the kernel's answer: END's
+// cache maintenance returns at once on the exporters the VM has), failed
+// when a failure is armed for it, else left to the kernel.
+bool watched_foreign_sync(State &s, std::unique_lock<std::mutex> &l, unsigned long req, void *arg, int *ret) {
+    l.unlock();
+    if (const int e = inject(s, req)) {
+        log_event("ioctl 0x%lx on a real dma-buf: injected failure %s", req, strerror(e));
+        *ret = -e;
+        return true;
+    }
+    const auto *sy = static_cast<const dma_buf_sync *>(arg);
+    ++((sy->flags & DMA_BUF_SYNC_END) ? g_stats.sync_ends : g_stats.sync_starts);
+    return false;
+}
+
+}  // namespace
+
 bool handle_ioctl(int fd, unsigned long req, void *arg, int *ret) {
     State &s = S();
     std::unique_lock<std::mutex> l(s.mu);
@@ -201,6 +221,7 @@ bool handle_ioctl(int fd, unsigned long req, void *arg, int *ret) {
         table = sw_sync_ioctls();
     } else if (req == DMA_BUF_IOCTL_SYNC) {
         c.obj = foreign_by_fd(s, fd);
+        if (!c.obj && s.watch_foreign_syncs) return watched_foreign_sync(s, l, req, arg, ret);
         table = dmabuf_ioctls();
     }
     if (!c.file && !c.obj && !c.fence && !c.timeline) return false;

@@ -294,6 +294,12 @@ struct State {
     uint64_t next_mmap = kMmapBase;
     Config env_cfg, cfg;
     std::atomic<bool> any_foreign{false};
+    // CLDMABUF_SIM_WATCH_SYNCS: a real exporter's dma-buf the sim never
+    // imported has its DMA_BUF_IOCTL_SYNC counted and open to injected
+    // failures (the kernel still answers the rest), so a test of the
+    // layer's brackets runs on real dma-bufs with the sim as its fault
+    // injector.  Off: such a call is not the sim's business at all.
+    bool watch_foreign_syncs = false;
     std::vector<NeverFence> never_fences;
 
     // worker

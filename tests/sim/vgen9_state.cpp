@@ -28,6 +28,7 @@ State &S() {
         if ((e = getenv("CLDMABUF_SIM_MANUAL")) && *e && *e != '0') st->env_cfg.manual = true;
         if ((e = getenv("CLDMABUF_SIM_NO_PREEMPTION")) && *e && *e != '0')
             st->env_cfg.no_preemption = true;
+        if ((e = getenv("CLDMABUF_SIM_WATCH_SYNCS")) && *e && *e != '0') st->watch_foreign_syncs = true;
         if ((e = getenv("CLDMABUF_SIM_HANG_NEXT"))) st->env_cfg.hang_next = (unsigned)atoi(e);
         if ((e = getenv("CLDMABUF_SIM_NEVER_SIGNAL_NEXT")))
             st->env_cfg.never_next = (unsigned)atoi(e);
