@@ -164,7 +164,8 @@ extern "C" {
 #define CL_STATS_REGISTRATIONS_MADE_CLDMABUF 20 /* copy route: the ICD's CL_MEM_USE_HOST_PTR buffers over an import's mapping */
 #define CL_STATS_REGISTRATIONS_REUSED_CLDMABUF 21 /* ... taken back parked with the mapping by a re-import */
 #define CL_STATS_STEPS_POLLED_CLDMABUF 22 /* host steps whose marker the layer's status poll saw ended before its callback (CLDMABUF_STEP_POLL) */
-#define CL_STATS_COUNT_CLDMABUF 23
+#define CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF 23 /* layer steps' barrier callbacks registered and neither run nor outlived by the barrier's end (a gauge) */
+#define CL_STATS_COUNT_CLDMABUF 24
 
 /* ---- EGL/GL interop (layer/egl, docs/egl.md) ----------------------------- */
 

@@ -2,7 +2,8 @@
 
 #include <memory>
 #include <mutex>
-#include <unordered_set>
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "layer/core/dispatch.hpp"
@@ -17,24 +18,31 @@ void release_once(StepEvents &events) {
     events.marker.reset();
 }
 
-// The callbacks' own records (release_events_on_barrier), held here while
-// registered.  Where the ICD never calls a callback (a terminated barrier on
-// PoCL 3.1 and 5.0) its record stays, 64 bytes with its events already
-// released by the sweep: an ICD that calls it late must still find it.
-// Held here, not dropped, so that what stays is counted and in reach.
-// Leaked on purpose, as `watched` below.
+// The barrier callbacks' records (release_events_on_barrier), by token: the
+// callback's user data is the token, not a pointer, so a record can go as
+// soon as the barrier is known to have ended, whichever of the callback and
+// the sweep saw it first.  A callback that comes after the sweep let its
+// record go (a terminated barrier on an ICD that does call such callbacks,
+// late) finds no record and does nothing; where the ICD never calls it
+// (PoCL 3.1 and 5.0) nothing of it stays.  Tokens are unique among the live
+// records (a 32-bit target wraps after 2^32 steps, far beyond any step's
+// life).  Leaked on purpose, as `watched` below.
 std::mutex callback_records_mutex;
-auto *callback_records = new std::unordered_set<std::shared_ptr<StepEvents> *>;
+auto *callback_records = new std::unordered_map<uintptr_t, std::shared_ptr<StepEvents>>;
+uintptr_t last_token = 0;  // under callback_records_mutex
 
-// `data` is the callback's own shared_ptr (release_events_on_barrier):
-// adopted back here; the worker's job holds it until the events are released.
+std::shared_ptr<StepEvents> take_record(uintptr_t token) {
+    std::lock_guard lock(callback_records_mutex);
+    auto it = callback_records->find(token);
+    if (it == callback_records->end()) return nullptr;
+    std::shared_ptr<StepEvents> events = std::move(it->second);
+    callback_records->erase(it);
+    return events;
+}
+
 void CL_CALLBACK on_barrier_complete(cl_event, cl_int, void *data) {
-    auto *record = static_cast<std::shared_ptr<StepEvents> *>(data);
-    {
-        std::lock_guard lock(callback_records_mutex);
-        callback_records->erase(record);
-    }
-    std::shared_ptr<StepEvents> events = std::move(*std::unique_ptr<std::shared_ptr<StepEvents>>(record));
+    std::shared_ptr<StepEvents> events = take_record(reinterpret_cast<uintptr_t>(data));
+    if (!events) return;  // the sweep saw the barrier end first
     // Not released inside the ICD's callback: on the queue's worker.
     const cl_command_queue queue = events->queue;
     post_to_worker(queue, [events = std::move(events)] { release_once(*events); });
@@ -59,30 +67,37 @@ bool barrier_ended(cl_event barrier) {
     return status <= CL_COMPLETE;
 }
 
-// The job's owner goes with `w`.  Where the ICD never calls the barrier's
-// callback, the callback's shared_ptr stays and the small record is left:
-// an ICD that does call it late must still find it.
+// The barrier ended: its events go, and its callback's record with them
+// (the callback, if it still comes, finds none).
 void let_go(Watched &w) {
     release_once(*w.events);
+    if (w.events->callback_token != 0) take_record(w.events->callback_token);
     w.barrier.reset();
 }
 
 }  // namespace
 
 bool release_events_on_barrier(const std::shared_ptr<StepEvents> &events, cl_event barrier) {
-    auto held = std::make_unique<std::shared_ptr<StepEvents>>(events);
+    uintptr_t token = 0;
     {
-        // In the set before the ICD may call the callback (at once, on another thread).
+        // In the map before the ICD may call the callback (at once, on another thread).
         std::lock_guard lock(callback_records_mutex);
-        callback_records->insert(held.get());
+        do token = ++last_token; while (token == 0 || callback_records->count(token));
+        callback_records->emplace(token, events);
     }
-    if (next().clSetEventCallback(barrier, CL_COMPLETE, on_barrier_complete, held.get()) != CL_SUCCESS) {
-        std::lock_guard lock(callback_records_mutex);
-        callback_records->erase(held.get());
+    events->callback_token = token;  // before the job can hand the events to the sweep
+    if (next().clSetEventCallback(barrier, CL_COMPLETE, on_barrier_complete, reinterpret_cast<void *>(token)) !=
+        CL_SUCCESS) {
+        events->callback_token = 0;
+        take_record(token);
         return false;
     }
-    held.release();  // the callback's now
     return true;
+}
+
+size_t step_callback_records() {
+    std::lock_guard lock(callback_records_mutex);
+    return callback_records->size();
 }
 
 // Never released here, even when the barrier has ended: the gate was just

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "layer/base/cl_compat.h"
@@ -29,11 +31,20 @@ struct StepEvents {
     IcdEvent marker;
     IcdEvent gate;
     std::atomic<bool> released{false};
+    // The barrier callback's token (release_events_on_barrier), 0 when none
+    // is registered; written before the events reach another thread.
+    uintptr_t callback_token = 0;
 };
 
-// Registers the barrier's callback, which then holds `events` too; false
-// when the ICD refused it: then the job is the only owner.
+// Registers the barrier's callback, whose record then holds `events` too;
+// false when the ICD refused it: then the job is the only owner.  The record
+// goes when the callback runs or when the sweep sees the barrier ended,
+// whichever comes first.
 bool release_events_on_barrier(const std::shared_ptr<StepEvents> &events, cl_event barrier);
+
+// Barrier callbacks registered and neither run nor outlived by their
+// barrier's end (CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF, a gauge).
+size_t step_callback_records();
 
 // The job's part, once the gate is set: `barrier` (a reference the caller
 // hands over) is watched and the events released once it ended, by its

@@ -13,6 +13,7 @@
 #include "layer/base/param_answer.hpp"
 #include "layer/core/dispatch.hpp"
 #include "layer/base/name_filter.hpp"
+#include "layer/core/step_events.hpp"
 #include "layer/core/worker.hpp"
 #include "layer/egl/egl.hpp"
 #include "layer/core/registry.hpp"
@@ -180,7 +181,7 @@ cl_int CL_API_CALL get_platform_info(cl_platform_id platform, cl_platform_info n
                                                             s.fence_timeouts,   s.release_fences_expired,
                                                             s.alias_merges, mapping_cache_stats().parked,
                                                             s.registrations_made, s.registrations_reused,
-                                                            s.steps_polled};
+                                                            s.steps_polled, step_callback_records()};
         // The array only grows at its end: a caller built with an older
         // header (13 counters, before quiet_handoffs) gets those it knows.
         constexpr size_t first_header_bytes = 13 * sizeof(cl_ulong);
