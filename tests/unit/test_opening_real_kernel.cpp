@@ -60,8 +60,10 @@ public:
 
     FileId hold_at{};
     SwSyncWriteFence *fence = nullptr;
+    // Set once the fence is in (after the attach's writes: the test's thread
+    // signals the same fence later), with whether it went in.
     std::atomic<bool> fence_in{false};
-    std::atomic<Clock::rep> start_entered{0};
+    bool attached = false;
 
     int starts_on(FileId id) {
         std::lock_guard lock(m_);
@@ -77,9 +79,9 @@ public:
                 std::lock_guard lock(m_);
                 starts_.push_back(id);
             }
-            if (fence && id == hold_at && !fence_in.exchange(true)) {
-                REQUIRE(fence->attach(fd));
-                start_entered = Clock::now().time_since_epoch().count();
+            if (fence && id == hold_at && !claimed_.exchange(true)) {
+                attached = fence->attach(fd);  // not REQUIRE: this is the layer's thread
+                fence_in.store(true, std::memory_order_release);
             }
         }
         return real_.ioctl(fd, request, arg);
@@ -105,6 +107,7 @@ public:
 
 private:
     KernelOps &real_;
+    std::atomic<bool> claimed_{false};
     std::mutex m_;
     std::vector<FileId> starts_;
 };
@@ -174,6 +177,7 @@ TEST_CASE("opening on a real kernel: a release's START held by a fence that came
     const auto deadline = Clock::now() + std::chrono::seconds(5);
     while (!w.k.fence_in && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     REQUIRE(w.k.fence_in);
+    REQUIRE(w.k.attached);
     CHECK(release.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);
 
     // Another worker's acquire step, of another dma-buf: it looks, STARTs
@@ -221,6 +225,7 @@ TEST_CASE("opening on a real kernel: a release's START that the fence lets go in
     const auto deadline = Clock::now() + std::chrono::seconds(5);
     while (!w.k.fence_in && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     REQUIRE(w.k.fence_in);
+    REQUIRE(w.k.attached);
     step = std::async(std::launch::async, [&] { return open_in_step(*opening); });
     std::this_thread::sleep_for(fence_bound() / 5);
     CHECK(step.wait_for(std::chrono::milliseconds(0)) == std::future_status::timeout);  // it waits for the START
