@@ -144,6 +144,19 @@ struct SignalOnExit {
 
 std::chrono::milliseconds fence_bound() { return std::chrono::milliseconds(fence_timeout_ms()); }
 
+// A release of `held` on another thread, returned once its START has put
+// the held fence in (the START then waits in the kernel).
+std::future<bool> release_held_at_start(WatchedKernel &k, const RealImport &held) {
+    auto release = std::async(std::launch::async, [&held] {
+        return open_ahead_or_hand_over(*held.import, std::make_shared<sync::DmabufSignal>());
+    });
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (!k.fence_in && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(k.fence_in);
+    REQUIRE(k.attached);
+    return release;
+}
+
 void require_real_fences() {
     REQUIRE_DMABUF();
     if (!cldmabuf::test::vgen9().loaded && !SwSyncWriteFence::possible())
@@ -169,15 +182,9 @@ TEST_CASE("opening on a real kernel: a release's START held by a fence that came
     std::future<cl_int> step, own;
     SignalOnExit guard{fence};
 
-    release = std::async(std::launch::async, [&] {
-        return open_ahead_or_hand_over(*held.import, std::make_shared<sync::DmabufSignal>());
-    });
     // The fence went in as the release's START began; give the kernel a
     // moment, then the START must still be waiting there.
-    const auto deadline = Clock::now() + std::chrono::seconds(5);
-    while (!w.k.fence_in && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    REQUIRE(w.k.fence_in);
-    REQUIRE(w.k.attached);
+    release = release_held_at_start(w.k, held);
     CHECK(release.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);
 
     // Another worker's acquire step, of another dma-buf: it looks, STARTs
@@ -219,13 +226,7 @@ TEST_CASE("opening on a real kernel: a release's START that the fence lets go in
     std::future<bool> release;
     std::future<cl_int> step;
     SignalOnExit guard{fence};
-    release = std::async(std::launch::async, [&] {
-        return open_ahead_or_hand_over(*held.import, std::make_shared<sync::DmabufSignal>());
-    });
-    const auto deadline = Clock::now() + std::chrono::seconds(5);
-    while (!w.k.fence_in && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    REQUIRE(w.k.fence_in);
-    REQUIRE(w.k.attached);
+    release = release_held_at_start(w.k, held);
     step = std::async(std::launch::async, [&] { return open_in_step(*opening); });
     std::this_thread::sleep_for(fence_bound() / 5);
     CHECK(step.wait_for(std::chrono::milliseconds(0)) == std::future_status::timeout);  // it waits for the START
