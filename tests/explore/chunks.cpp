@@ -333,6 +333,10 @@ void check_end(World &w, const uint32_t *expected) {
     else if (state[2] || state[3])
         w.fail("the ICD still has " + std::to_string(state[2]) + " buffers and " + std::to_string(state[3]) +
                " events");
+    // A barrier callback's record goes with its step's events (its callback,
+    // or the sweep that saw the barrier end where the ICD never calls it).
+    if (const cl_ulong records = layer_stats(w)[CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF])
+        w.fail(std::to_string(records) + " barrier-callback records of the layer's steps are left");
 }
 
 }  // namespace explore
