@@ -1,8 +1,8 @@
 #include "layer/core/step_events.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
-#include <cstdint>
 #include <unordered_map>
 #include <vector>
 

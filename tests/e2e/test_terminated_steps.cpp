@@ -16,13 +16,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <thread>
-
 #include "cl_fixture.hpp"
 #include "event_info.hpp"
 #include "layer_probe.hpp"
 #include "needs_dmabuf.hpp"
+#include "settled_counts.hpp"
 #include "test_dmabufs.hpp"
 #include "test_env.hpp"
 
@@ -65,19 +63,6 @@ cl_mem import_fd(const ClEnv &env, int fd) {
     return mem;
 }
 
-// The layer's barrier-callback records (a gauge) once they equal `expected`,
-// or as they stand after 3 s: a terminated step's record goes at the sweep of
-// the application's next clFinish after the step ended.
-cl_ulong callback_records_toward(const ClEnv &env, cl_ulong expected) {
-    cl_ulong now = layer_stats(env.platform)[CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF];
-    for (int i = 0; i < 600 && now != expected; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        clFinish(env.queue);
-        now = layer_stats(env.platform)[CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF];
-    }
-    return now;
-}
-
 }  // namespace
 
 TEST_CASE("an acquire whose wait list failed is resolved: fd closed, the dma-buf's next release fenced, fast "
@@ -105,7 +90,7 @@ TEST_CASE("an acquire whose wait list failed is resolved: fd closed, the dma-buf
     }
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     const int fds_before = settled_fds() - 1;  // less the import's, which goes with it
-    const cl_ulong records_before = callback_records_toward(env, 0);
+    const cl_ulong records_before = cldmabuf::test::step_callback_records_toward(env.platform, env.queue, 0);
 
     cl_event u = user_event(env);
     cl_event acq = nullptr, rel = nullptr;
@@ -173,7 +158,7 @@ TEST_CASE("an acquire whose wait list failed is resolved: fd closed, the dma-buf
     // (e) Nothing of the failed round's barrier callbacks stays in the layer,
     // also where the ICD never calls them (PoCL 3.1 and 5.0: a terminated
     // barrier).
-    CHECK(callback_records_toward(env, records_before) == records_before);
+    CHECK(cldmabuf::test::step_callback_records_toward(env.platform, env.queue, records_before) == records_before);
     close(watch);
     // `watch` closed too; fewer where a fence of the layer's (its timeline's
     // fd) was still open at the first count.

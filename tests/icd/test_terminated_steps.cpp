@@ -49,19 +49,6 @@ Counts counts_toward(const Env &env, const Counts &expected) {
     return now;
 }
 
-// The layer's barrier-callback records (a gauge) once they equal `expected`,
-// or as they stand after 3 s: the sweep that lets a terminated step's record
-// go runs at the application's next clFinish, one after the step ended.
-cl_ulong callback_records_toward(const Env &env, cl_ulong expected) {
-    cl_ulong now = layer_stats(env)[CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF];
-    for (int i = 0; i < 600 && now != expected; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        clFinish(env.queue);
-        now = layer_stats(env)[CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF];
-    }
-    return now;
-}
-
 void check_back(const Counts &now, const Counts &before) {
     CHECK(now.fds == before.fds);
     CHECK(now.mems == before.mems);
@@ -111,7 +98,7 @@ TEST_CASE("terminated steps: an acquire whose wait list failed is resolved, and 
     REQUIRE(clFinish(env.queue) == CL_SUCCESS);
     Counts before = counts(env);
     before.fds -= 1;  // buf's fd: the import owns it, it closes with the import
-    const cl_ulong records_before = callback_records_toward(env, 0);
+    const cl_ulong records_before = cldmabuf::test::step_callback_records_toward(env.platform, env.queue, 0);
 
     // acquire (waits for U) -> fill -> release; U fails.
     cl_mem x = import_fd(env, buf.release_fd(), kSize);
@@ -174,6 +161,6 @@ TEST_CASE("terminated steps: an acquire whose wait list failed is resolved, and 
     // (e) Nothing of the failed round's barrier callbacks stays in the layer
     // (the barriers the test ICD terminates are PoCL's case:
     // tests/e2e/test_terminated_steps.cpp checks the same there).
-    CHECK(callback_records_toward(env, records_before) == records_before);
+    CHECK(cldmabuf::test::step_callback_records_toward(env.platform, env.queue, records_before) == records_before);
     close(watch);
 }

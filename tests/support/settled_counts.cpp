@@ -73,4 +73,19 @@ int settled_mappings(cl_platform_id platform) {
     return settled_count(platform, unparked_mappings);
 }
 
+cl_ulong step_callback_records_toward(cl_platform_id platform, cl_command_queue queue, cl_ulong expected) {
+    auto now = [platform] {
+        cl_ulong s[CL_STATS_COUNT_CLDMABUF] = {};
+        clGetPlatformInfo(platform, CL_PLATFORM_STATS_CLDMABUF, sizeof s, s, nullptr);
+        return s[CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF];
+    };
+    cl_ulong records = now();
+    for (int i = 0; i < 600 && records != expected; ++i) {
+        usleep(5000);
+        clFinish(queue);
+        records = now();
+    }
+    return records;
+}
+
 }  // namespace cldmabuf::test

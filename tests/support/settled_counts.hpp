@@ -30,4 +30,10 @@ int parked_mappings(cl_platform_id platform);
 // The open fds now less the parked mappings, both of one moment (not settled).
 int unparked_fds_now(cl_platform_id platform);
 
+// The layer's step barrier-callback records (CL_STATS_STEP_CALLBACK_RECORDS_CLDMABUF,
+// a gauge) once they equal `expected`, or as they stand after 3 s.  Each look
+// finishes `queue` first: a terminated step's record goes at the sweep of the
+// application's next clFinish after the step ended.
+cl_ulong step_callback_records_toward(cl_platform_id platform, cl_command_queue queue, cl_ulong expected);
+
 }  // namespace cldmabuf::test
