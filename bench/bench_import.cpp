@@ -222,7 +222,7 @@ int pooled_reimport(int rounds) {
         }
         std::vector<char> host(f.bytes + 4096);
         void *base = reinterpret_cast<void *>((uintptr_t(host.data()) + 4095) & ~uintptr_t{4095});
-        std::vector<double> layer_us, floor_us;
+        std::vector<double> layer_us, floor_us, phase_us[5];
         for (int r = 0; r < rounds + 5; ++r) {
             const e2e::Dmabuf &buf = pool[r % pool.size()];
             const int fd = buf.dup_fd();
@@ -230,13 +230,19 @@ int pooled_reimport(int rounds) {
                                                0};
             cl_int err = CL_SUCCESS;
             auto t0 = Clock::now();
+            double at[5];
             cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, f.bytes, nullptr, &err);
             check(err, "clCreateBufferWithProperties(dma-buf)");
+            at[0] = us_since(t0);
             check(env.acquire(env.queue, 1, &mem, 0, nullptr, nullptr), "acquire");
+            at[1] = us_since(t0);
             check(env.release(env.queue, 1, &mem, 0, nullptr, nullptr), "release");
+            at[2] = us_since(t0);
             check(clFinish(env.queue), "clFinish");
+            at[3] = us_since(t0);
             check(clReleaseMemObject(mem), "clReleaseMemObject");
             const double layer = us_since(t0);
+            at[4] = layer;
             t0 = Clock::now();
             cl_mem own = clCreateBuffer(env.context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, f.bytes, base, &err);
             check(err, "clCreateBuffer(USE_HOST_PTR)");
@@ -248,9 +254,15 @@ int pooled_reimport(int rounds) {
             if (r >= 5) {
                 layer_us.push_back(layer);
                 floor_us.push_back(icd);
+                for (int k = 0; k < 5; ++k) phase_us[k].push_back(at[k] - (k ? at[k - 1] : 0));
             }
         }
         const double lm = median(layer_us), fm = median(floor_us), ratio = fm > 0 ? lm / fm : 0;
+        // Where the layer's round goes: each call's own median.
+        std::printf("pooled re-import, %s, the layer's round by call (medians, us): import %.1f, acquire %.1f, "
+                    "release %.1f, clFinish %.1f, clReleaseMemObject %.1f\n",
+                    f.name, median(phase_us[0]), median(phase_us[1]), median(phase_us[2]), median(phase_us[3]),
+                    median(phase_us[4]));
         std::printf("pooled re-import, %s NV12 frame (%zu bytes, pool of 4, %d rounds): import+acquire+release+"
                     "release %.1f us, ICD's own buffer %.1f us\n",
                     f.name, f.bytes, rounds, lm, fm);

@@ -106,6 +106,7 @@ enum class DebugWord : unsigned {
     semaphores_force = 1u << 2,  // the layer's cl_khr_semaphore over an ICD's own (layer/sync)
     worker_manual = 1u << 3,     // worker jobs wait until a test runs each one (layer/core/worker)
     egl_force = 1u << 4,         // the layer's GL/EGL calls over an ICD's own (layer/egl)
+    finish_waits_steps = 1u << 5,  // clFinish waits for its queue's polled steps first (layer/core/host_step)
 };
 
 struct DebugWordSpec {

@@ -94,6 +94,9 @@ const DebugWordSpec debug_words[] = {
      "schedules the layer's host steps"},
     {"egl-force", DebugWord::egl_force, false,
      "the layer's GL/EGL calls (`cl_khr_egl_image`, `cl_khr_gl_sharing`) over an ICD's own"},
+    {"finish-waits-steps", DebugWord::finish_waits_steps, false,
+     "clFinish of a queue whose steps are polled waits for them on the caller's thread before the ICD's "
+     "clFinish: an experiment for the GPU machine, off until measured there"},
 };
 
 }  // namespace

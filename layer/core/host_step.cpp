@@ -1,5 +1,6 @@
 #include "layer/core/host_step.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -87,6 +88,30 @@ void note_finished(const IcdMems &mems, HostStep::Waits waits) {
     }
 }
 
+// Polled steps per queue between their enqueue and their gate's opening:
+// what a clFinish of that queue waits for before the ICD's own
+// (wait_for_polled_steps).
+std::mutex polled_mutex;
+auto *polled_ran = new std::condition_variable;
+auto *polled_open = new std::unordered_map<cl_command_queue, size_t>;
+std::atomic<size_t> polled_open_count{0};
+
+void note_polled_open(cl_command_queue queue) {
+    std::lock_guard lock(polled_mutex);
+    ++(*polled_open)[queue];
+    polled_open_count.fetch_add(1, std::memory_order_release);
+}
+
+void note_polled_ran(cl_command_queue queue) {
+    {
+        std::lock_guard lock(polled_mutex);
+        auto it = polled_open->find(queue);
+        if (it != polled_open->end() && --it->second == 0) polled_open->erase(it);
+        polled_open_count.fetch_sub(1, std::memory_order_release);
+    }
+    polled_ran->notify_all();
+}
+
 std::shared_ptr<PendingStep> claim(uint64_t id) {
     std::lock_guard lock(pending_mutex);
     auto it = pending_steps->find(id);
@@ -164,6 +189,7 @@ void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status)
     const bool propagated = result != CL_SUCCESS && pending->mode == FailureMode::propagate;
     next().clSetUserEventStatus(pending->gate,
                                 !propagated ? CL_COMPLETE : result < 0 ? result : CL_OUT_OF_RESOURCES);
+    if (pending->polled) note_polled_ran(pending->queue);
     // Watched where the barrier's callback may never come: refused, or the
     // barrier terminated (a failed gate, or a marker the ICD terminated and
     // every command behind it with it: PoCL 3.1 and 5.0 call no callback of
@@ -280,6 +306,27 @@ void resolve_terminated_steps(cl_command_queue queue) {
     note_waiting_for_worker(1);
     if (!resolved->wait_for(lock, std::chrono::milliseconds(fence_timeout_ms() + 1000), none_left))
         LOG_DEBUG("terminated steps not resolved within the fence bound; they finish on their worker");
+    note_waiting_for_worker(-1);
+}
+
+void wait_for_polled_steps(cl_command_queue queue) {
+    if (polled_open_count.load(std::memory_order_acquire) == 0) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(fence_timeout_ms() + 1000);
+    auto interval = std::chrono::microseconds(20);
+    std::unique_lock lock(polled_mutex);
+    note_waiting_for_worker(1);
+    while (polled_open->count(queue)) {
+        lock.unlock();
+        poll_polled_steps();  // on this thread too: the poller may be in a long interval
+        lock.lock();
+        if (!polled_open->count(queue)) break;
+        if (std::chrono::steady_clock::now() >= deadline) {
+            LOG_DEBUG("polled steps not run within the fence bound; the ICD's clFinish waits for them");
+            break;
+        }
+        polled_ran->wait_for(lock, interval, [queue] { return polled_open->count(queue) == 0; });
+        interval = std::min(interval * 2, std::chrono::microseconds(500));
+    }
     note_waiting_for_worker(-1);
 }
 
@@ -407,6 +454,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     pending->events = std::make_shared<StepEvents>(step.queue, std::move(marker), std::move(gate));
     release_events_on_barrier(pending->events, barrier.get());  // refused: the step's job watches the barrier
     note_unfinished(pending->keep_alive, pending->waits);
+    if (pending->polled) note_polled_open(pending->queue);
     add_pending(pending);
     err = next().clSetEventCallback(pending->marker.get(), CL_COMPLETE, on_marker_complete,
                                     reinterpret_cast<void *>(static_cast<uintptr_t>(pending->id)));
@@ -421,6 +469,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         }
         note_finished(pending->keep_alive, pending->waits);
         pending->keep_alive.reset();
+        if (pending->polled) note_polled_ran(pending->queue);
         return err;  // the enqueue's reference on the barrier goes with `barrier`
     }
     // The marker must reach the device for its callback to fire even if the

@@ -117,4 +117,16 @@ cl_int enqueue_host_step(HostStep step, cl_event *event);
 // steps whose barrier ended without its callback (layer/core/step_events.hpp).
 void resolve_terminated_steps(cl_command_queue queue);
 
+// With CLDMABUF_DEBUG=finish-waits-steps a clFinish of `queue` first waits
+// here, on the caller's thread, for the queue's polled steps
+// (layer/core/step_poll.hpp) to run, polling their markers itself.  Why:
+// with the poll, NVIDIA's pooled round still cost about 20 ms (steps
+// polled: half of them; the other half's markers completed only when their
+// callbacks came), so what is late may be NVIDIA's clFinish, entered while
+// a user event of the queue is open, rather than the callback;
+// tests/nvidia/step_latency_probe.c's poll-thr and poll-wait tell the two
+// apart.  Not measured on NVIDIA yet, hence a debug word.  Bounded by the
+// fence bound + 1 s; past it the ICD's clFinish waits as before.
+void wait_for_polled_steps(cl_command_queue queue);
+
 }  // namespace cldmabuf

@@ -4,8 +4,13 @@
 // user events, callbacks, profiling; the buffer commands.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 #include "testicd.hpp"
 
@@ -67,6 +72,36 @@ bool drops_callbacks(cl_event ev, cl_int status) {
 std::mutex held_mutex;
 std::vector<std::function<void()>> held;
 
+// callback_delay_ms: one thread of the ICD calls each callback that long
+// after it came due, in order, never under the ICD's lock.
+void deliver_late(std::function<void()> deliver) {
+    struct Late {
+        std::mutex mu;
+        std::condition_variable due;
+        std::deque<std::pair<std::chrono::steady_clock::time_point, std::function<void()>>> queue;
+    };
+    static Late *late = [] {
+        auto *made = new Late;  // never destroyed: callbacks may be due at exit
+        std::thread([made] {
+            std::unique_lock lock(made->mu);
+            for (;;) {
+                made->due.wait(lock, [made] { return !made->queue.empty(); });
+                auto [when, fn] = std::move(made->queue.front());
+                made->queue.pop_front();
+                lock.unlock();
+                std::this_thread::sleep_until(when);
+                fn();
+                lock.lock();
+            }
+        }).detach();
+        return made;
+    }();
+    std::lock_guard guard(late->mu);
+    late->queue.emplace_back(std::chrono::steady_clock::now() + std::chrono::milliseconds(config().callback_delay_ms),
+                             std::move(deliver));
+    late->due.notify_one();
+}
+
 // Sets the status and queues the callbacks it triggers (each holds a reference).
 void set_status(cl_event ev, cl_int status, Later &later) {
     ev->status = status;
@@ -84,6 +119,8 @@ void set_status(cl_event ev, cl_int status, Later &later) {
             };
             if (config().manual && config().late_callbacks) {
                 defer_step("callback " + hex(ev->type) + " " + std::to_string(status), std::move(deliver));
+            } else if (config().callback_delay_ms > 0 && ev->queue) {
+                deliver_late(std::move(deliver));
             } else if (config().held_callbacks && ev->queue) {
                 std::lock_guard hold(held_mutex);
                 held.push_back(std::move(deliver));

@@ -33,6 +33,7 @@ const Config &config() {
             else if (w == "no_terminated_callbacks") cfg.no_terminated_callbacks = true;
             else if (w == "held_callbacks") cfg.held_callbacks = true;
             else if (w == "fail_queue_behind") cfg.fail_queue_behind = true;
+            else if (w.rfind("callback_delay_ms=", 0) == 0) cfg.callback_delay_ms = std::atoi(w.c_str() + 18);
             else if (w == "version=1.2") cfg.major = 1, cfg.minor = 2;
             else if (w == "version=2.1") cfg.major = 2, cfg.minor = 1;
             else if (w == "version=3.0") cfg.major = 3, cfg.minor = 0;

@@ -65,6 +65,11 @@ struct Config {
     // PLATFORM_TESTICD_RUN_CALLBACKS (NVIDIA calls a marker's about 20 ms
     // after it completed behind a transfer; held, any wait on them shows).
     bool held_callbacks = false;
+    // callback_delay_ms=N: a command's event callbacks are called from the
+    // ICD's own thread N ms after they came due, in order (NVIDIA's about
+    // 20 ms behind a transfer, unheld: what a benchmark of the layer's
+    // round on such an ICD measures, bench/bench_import.cpp --pool).
+    int callback_delay_ms = 0;
     // A terminated command terminates every command behind it in its queue
     // until the queue drained, whatever they wait for (PoCL: an in-order
     // queue's commands depend on the one before).

@@ -15,11 +15,19 @@
 //             completes the user event (the layer's worker)
 //   gate-only a user event completed at once by the application gating a
 //             marker behind the Write: what the gate alone costs
+//   poll-thr  callback's shape with the status polled: a thread of ours
+//             polls the marker and completes the user event while the
+//             application is already in clFinish (the layer's poller)
+//   cb-wait   callback, but the application waits for the callback to have
+//             completed the user event before it calls clFinish: whether
+//             the callback is late or clFinish wakes late
+//   poll-wait poll-thr, the application waiting as in cb-wait
 // Usage: probe [BYTES] [ROUNDS] [MASK of variants, bit 0 = plain]
 // Build: cc -O2 -o probe step_latency_probe.c -lOpenCL -lpthread
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +68,26 @@ static void CL_CALLBACK wake_thread(cl_event e, cl_int status, void *gate) {
     pthread_cond_signal(&cv);
     pthread_mutex_unlock(&mu);
 }
+static volatile int gate_done;  // cb-wait, poll-wait: the user event was completed
+static void CL_CALLBACK complete_gate_flag(cl_event e, cl_int status, void *gate) {
+    complete_gate(e, status, gate);
+    __atomic_store_n(&gate_done, 1, __ATOMIC_RELEASE);
+}
+struct polled { cl_event marker, gate; };
+static void *poll_and_complete(void *arg) {
+    struct polled *p = arg;
+    cl_int st = CL_QUEUED;
+    do {
+        clGetEventInfo(p->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        if (st > CL_COMPLETE) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    } while (st > CL_COMPLETE);
+    clSetUserEventStatus(p->gate, CL_COMPLETE);
+    __atomic_store_n(&gate_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
 static void *worker(void *arg) {
     (void)arg;
     pthread_mutex_lock(&mu);
@@ -77,8 +105,9 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-enum { PLAIN, POLL, CALLBACK, THREAD, GATE_ONLY, VARIANTS };
-static const char *names[VARIANTS] = {"plain", "poll", "callback", "thread", "gate-only"};
+enum { PLAIN, POLL, CALLBACK, THREAD, GATE_ONLY, POLL_THREAD, CB_WAIT, POLL_WAIT, VARIANTS };
+static const char *names[VARIANTS] = {"plain",    "poll",     "callback", "thread",
+                                      "gate-only", "poll-thr", "cb-wait",  "poll-wait"};
 
 int main(int argc, char **argv) {
     size_t bytes = argc > 1 ? strtoul(argv[1], NULL, 0) : 3110400;  // a 1080p NV12 frame
@@ -119,13 +148,26 @@ int main(int argc, char **argv) {
             } else {
                 check(clEnqueueMarkerWithWaitList(q, 0, NULL, &m1), "marker");
             }
-            if (v == POLL || v == CALLBACK || v == THREAD) {
+            pthread_t poller;
+            struct polled polled;
+            gate_done = 0;
+            if (v == POLL || v == CALLBACK || v == THREAD || v == POLL_THREAD || v == CB_WAIT || v == POLL_WAIT) {
                 gate = clCreateUserEvent(ctx, &err);
                 check(err, "user event");
-                if (v == CALLBACK || v == THREAD) clRetainEvent(gate);
+                if (v == CALLBACK || v == THREAD || v == CB_WAIT) clRetainEvent(gate);
                 if (v == CALLBACK) check(clSetEventCallback(m1, CL_COMPLETE, complete_gate, gate), "callback");
+                if (v == CB_WAIT) check(clSetEventCallback(m1, CL_COMPLETE, complete_gate_flag, gate), "callback");
                 if (v == THREAD) check(clSetEventCallback(m1, CL_COMPLETE, wake_thread, gate), "callback");
                 check(clEnqueueMarkerWithWaitList(q, 1, &gate, NULL), "marker2");
+                if (v == POLL_THREAD || v == POLL_WAIT) {
+                    clFlush(q);
+                    polled.marker = m1;
+                    polled.gate = gate;
+                    pthread_create(&poller, NULL, poll_and_complete, &polled);
+                }
+                if (v == CB_WAIT) clFlush(q);
+                if (v == CB_WAIT || v == POLL_WAIT)
+                    while (!__atomic_load_n(&gate_done, __ATOMIC_ACQUIRE)) sched_yield();
                 if (v == POLL) {
                     clFlush(q);
                     cl_int st = CL_QUEUED;
@@ -136,6 +178,7 @@ int main(int argc, char **argv) {
             }
             check(clFinish(q), "clFinish");
             double us = now_us() - t0;
+            if (v == POLL_THREAD || v == POLL_WAIT) pthread_join(poller, NULL);
             if (m1) clReleaseEvent(m1);
             if (gate) clReleaseEvent(gate);
             if (r >= 0) t[v][r] = us;
