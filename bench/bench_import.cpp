@@ -14,7 +14,9 @@
 // acquire + release + clFinish + clReleaseMemObject), against the ICD's own
 // buffer over host memory of the same size (clCreateBuffer(USE_HOST_PTR) +
 // two markers + clFinish + release), alternating round by round in one
-// process; medians after 5 warm-up rounds.
+// process; medians after 5 warm-up rounds.  It also prints the layer's
+// round by call (import, acquire, release, clFinish, clReleaseMemObject):
+// which call holds the time on an ICD that misses (NVIDIA).
 //
 // --data writes the table for bench/plot: size_bytes import_us copy_us memcpy_us.
 //

@@ -107,6 +107,7 @@ enum class DebugWord : unsigned {
     worker_manual = 1u << 3,     // worker jobs wait until a test runs each one (layer/core/worker)
     egl_force = 1u << 4,         // the layer's GL/EGL calls over an ICD's own (layer/egl)
     finish_waits_steps = 1u << 5,  // clFinish waits for its queue's polled steps first (layer/core/host_step)
+    small_copy_limit = 1u << 6,  // the copy route's fast limit is 1 KiB, not 1 MiB (layer/handoff/transfers)
 };
 
 struct DebugWordSpec {

@@ -97,6 +97,9 @@ const DebugWordSpec debug_words[] = {
     {"finish-waits-steps", DebugWord::finish_waits_steps, false,
      "clFinish of a queue whose steps are polled waits for them on the caller's thread before the ICD's "
      "clFinish: an experiment for the GPU machine, off until measured there"},
+    {"small-copy-limit", DebugWord::small_copy_limit, false,
+     "the copy route's fast limit is 1 KiB instead of 1 MiB, so that the explorer's 4 KiB imports take the ways "
+     "of large transfers (the registration, a large release)"},
 };
 
 }  // namespace

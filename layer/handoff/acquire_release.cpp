@@ -278,6 +278,7 @@ cl_int CL_API_CALL enqueue_acquire_external_mem_objects(cl_command_queue queue, 
     // A SYNC START that failed on the fast path: the step reports it (one
     // log line was written) with the queued path's failure semantics.
     cl_int fast_failure = CL_SUCCESS;
+    for (const auto &import : list) route_of(*import).before_acquire_facts(*import, queue);
     const HandoffPlan plan = plan_handoff(facts_of(queue, list, num_events, wait_list, event, true, word));
     if (plan.way != HandoffWay::queued) {
         bool idle = true;  // without a marker: the quiet queue's

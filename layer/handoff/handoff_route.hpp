@@ -57,6 +57,9 @@ public:
     // (the acquire's upload, the release's write-back): such a command's
     // marker orders those transfers, so it is enqueued even on a quiet queue.
     virtual bool moves_bytes(const Import &, bool /*acquire*/) const { return false; }
+    // Before an acquire's facts are asked: what the route makes for an
+    // import once and the facts depend on (the copy route's registration).
+    virtual void before_acquire_facts(Import &, cl_command_queue) const {}
 
     // -- Acquire on the fast path (the queue idle, the caller's thread; a
     //    tiled shadow never comes here: its facts send it queued).

@@ -10,6 +10,7 @@
 #include "layer/handoff/acquire_opening.hpp"
 #include "layer/handoff/cpu_access.hpp"
 #include "layer/handoff/handoff_route.hpp"
+#include "layer/handoff/staging.hpp"
 #include "layer/handoff/transfers.hpp"
 
 namespace cldmabuf {
@@ -28,6 +29,19 @@ public:
     }
     bool moves_bytes(const Import &import, bool acquire) const override {
         return acquire ? copied_in(import) : copied_out(import);
+    }
+
+    // A large buffer's registration (layer/handoff/staging.hpp), made or
+    // taken back from the parked one before the facts rather than in the
+    // queued step's preparation: registered, its acquire is the fast path's
+    // at any size; unregistered it is a slow transfer, queued.  Every
+    // import of a producer's pool is new (a re-import), so each frame's
+    // acquire was queued and its release with it, two host steps a frame
+    // (NVIDIA's pooled round, docs/benchmarks.md).
+    void before_acquire_facts(Import &import, cl_command_queue queue) const override {
+        if (!import.is_image && copied_in(import) && copy_bytes(import) > fast_copy_limit() &&
+            !registered_mapping(import))
+            (void)staging_for(import, queue);
     }
 
     cl_int open_at_once(const Import &import) const override {

@@ -119,6 +119,7 @@ struct Key {
 
 std::mutex cache_mutex;
 std::map<Key, std::weak_ptr<PinnedStaging>> cache;
+using Stagings = std::vector<std::shared_ptr<PinnedStaging>>;
 
 // The staging each copy-route import holds (the cache only keeps weak
 // references): dropped at the import's teardown.
@@ -185,27 +186,42 @@ void release_later(IcdMem pin, OwnedMapping map) {
     });
 }
 
+// A parked registration also keeps its context's stagings (the staging's
+// queue and slots, made per context and device, otherwise freed with the
+// last import that used them): a pool's next frame, a new import, finds
+// them still made.  Without it every frame of a pool made a queue and a
+// 32 MiB CL_MEM_ALLOC_HOST_PTR buffer and mapped it (the test ICD's
+// pooled round: 30 ms of its 35, most of it that buffer).
 class ParkedRegistration final : public MappingAttachment {
 public:
-    ParkedRegistration(IcdMem pin, cl_context context) : pin_(std::move(pin)), context_(context) {}
+    ParkedRegistration(IcdMem pin, cl_context context, Stagings stagings)
+        : pin_(std::move(pin)), context_(context), stagings_(std::move(stagings)) {}
     uintptr_t owner() const override { return reinterpret_cast<uintptr_t>(context_); }
-    void retire(OwnedMapping map) override { release_later(std::move(pin_), std::move(map)); }
+    void retire(OwnedMapping map) override {
+        release_later(std::move(pin_), std::move(map));
+        stagings_.clear();  // freed on the worker (~PinnedStaging)
+    }
     IcdMem take() { return std::move(pin_); }
+    Stagings take_stagings() { return std::move(stagings_); }
 
 private:
     IcdMem pin_;
     cl_context context_;
+    Stagings stagings_;
 };
 
 struct HeldRegistration {
     IcdMem pin;
     OwnedMapping map;
+    Stagings stagings;  // the staging the import took (staging_for): parked with the registration
     HeldRegistration() = default;
     HeldRegistration(IcdMem m, OwnedMapping mapping) : pin(std::move(m)), map(std::move(mapping)) {}
-    HeldRegistration(HeldRegistration &&o) noexcept : pin(std::move(o.pin)), map(std::move(o.map)) {}
+    HeldRegistration(HeldRegistration &&o) noexcept
+        : pin(std::move(o.pin)), map(std::move(o.map)), stagings(std::move(o.stagings)) {}
     HeldRegistration &operator=(HeldRegistration &&o) noexcept {
         std::swap(pin, o.pin);
         std::swap(map, o.map);
+        std::swap(stagings, o.stagings);
         return *this;
     }
     ~HeldRegistration() { release_later(std::move(pin), std::move(map)); }
@@ -220,7 +236,7 @@ void forget_registration(const Import &import) {
     if (!held.pin || !id) return;  // released (or unmapped) by `held`
     const bool writable = !(import.flags & CL_MEM_READ_ONLY);
     park_mapping(import.fd, *id, std::move(held.map), writable,
-                 std::make_unique<ParkedRegistration>(std::move(held.pin), import.context));
+                 std::make_unique<ParkedRegistration>(std::move(held.pin), import.context, std::move(held.stagings)));
 }
 
 // Registers `import`'s dma-buf with the ICD on its first copy-route
@@ -228,7 +244,8 @@ void forget_registration(const Import &import) {
 // parked; tried once per import: a refusal is remembered as an empty entry
 // (no mapping), so later handoffs ask neither the kernel nor the ICD again
 // and go through pinned staging.
-void register_once(const Import &import, cl_device_id device) {
+// `kept`: the stagings a parked registration held, kept alive for the caller.
+void register_once(const Import &import, cl_device_id device, Stagings *kept) {
     const StagingChoice choice = staging_choice();
     if (choice != StagingChoice::automatic && choice != StagingChoice::registered) return;
     if (import.is_image || !import.mapping) return;
@@ -241,8 +258,9 @@ void register_once(const Import &import, cl_device_id device) {
                                                reinterpret_cast<uintptr_t>(import.context), &parked);
         if (map) {
             stats().registrations_reused++;
-            registrations.emplace(import, HeldRegistration(static_cast<ParkedRegistration &>(*parked).take(),
-                                                           std::move(map)));
+            auto &registration = static_cast<ParkedRegistration &>(*parked);
+            *kept = registration.take_stagings();
+            registrations.emplace(import, HeldRegistration(registration.take(), std::move(map)));
             return;
         }
     }
@@ -303,7 +321,8 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
     std::lock_guard lock(cache_mutex);
     // A registered import still takes the staging's queue (its transfers run
     // in the step), not its slots.
-    register_once(import, device);
+    Stagings kept;  // until the cache's entry is taken below
+    register_once(import, device, &kept);
     if (HeldStaging *held = held_staging.find(import); held && held->device == device) return held->staging;
     std::shared_ptr<PinnedStaging> s = cache[{import.context, device}].lock();
     if (!s) {
@@ -320,6 +339,8 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
     }
     held_staging.forget(import);
     held_staging.emplace(import, HeldStaging{s, device});  // freed with the last import that used it
+    if (HeldRegistration *registration = registrations.find(import); registration && registration->pin)
+        registration->stagings = {s};  // and kept while its registration is parked
     return s;
 }
 

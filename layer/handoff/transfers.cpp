@@ -10,6 +10,7 @@
 #include "layer/core/host_step.hpp"
 #include "layer/import/native.hpp"
 #include "layer/base/log.hpp"
+#include "layer/base/settings.hpp"
 #include "layer/base/stats.hpp"
 
 namespace cldmabuf {
@@ -62,12 +63,17 @@ cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, c
 // that is left to wait for, and the caller waits for it about as long as
 // its clFinish would, without the queued step's marker callback, worker and
 // gate (measured on NVIDIA: about 0.2 ms per 64 MiB, 14 % of the transfer).
+size_t fast_copy_limit() {
+    static const size_t limit = debug_on(DebugWord::small_copy_limit) ? size_t{1} << 10 : size_t{1} << 20;
+    return limit;
+}
+
 bool slow_transfer(const Import &import) {
-    return copy_bytes(import) > fast_copy_limit && (import.is_image || registered_mapping(import) == nullptr);
+    return copy_bytes(import) > fast_copy_limit() && (import.is_image || registered_mapping(import) == nullptr);
 }
 
 bool large_registered_transfer(const Import &import) {
-    return copy_bytes(import) > fast_copy_limit && !import.is_image && registered_mapping(import) != nullptr;
+    return copy_bytes(import) > fast_copy_limit() && !import.is_image && registered_mapping(import) != nullptr;
 }
 
 // The fast acquire's upload: the ICD's Write from the mapping, with no wait
@@ -148,7 +154,7 @@ cl_int write_back_at_once(cl_command_queue queue, Import &import, const ReleaseS
     // A merging release's (alias_merge.hpp) Read goes into its scratch, never through staging.
     void *scratch = release_scratch(slot.write_back.get());
     std::shared_ptr<PinnedStaging> staging;
-    if (!scratch && copy_bytes(import) > fast_copy_limit) {
+    if (!scratch && copy_bytes(import) > fast_copy_limit()) {
         staging = staging_for(import, queue);
         next().clFlush(queue);  // the marker another queue waits for must reach the device
     }

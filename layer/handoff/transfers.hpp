@@ -41,8 +41,10 @@ cl_int copy_to_device(cl_command_queue queue, const Import &import, cl_uint n, c
 cl_int copy_to_dmabuf(cl_command_queue queue, const Import &import, cl_uint n, const cl_event *waits,
                       cl_event *done, cl_bool blocking = CL_FALSE, void *into = nullptr);
 
-// Device copies up to this size take the fast path.
-constexpr size_t fast_copy_limit = size_t{1} << 20;
+// Device copies up to this size take the fast path: 1 MiB (1 KiB with
+// CLDMABUF_DEBUG=small-copy-limit, so that the explorer's imports reach the
+// large transfers' ways).
+size_t fast_copy_limit();
 // Above it: never a fast transfer (an image, or a buffer without a registration).
 bool slow_transfer(const Import &import);
 // Above it, a registered buffer: fast on acquire, or on release on the quiet queue.

@@ -234,7 +234,7 @@ Chunk release_import(const std::string &mem) {
 
 // An acquire with no wait list on a queue that clFinish left idle: done at
 // once, the queue known idle (quiet), as on a queue that never failed.
-Chunk fast_acquire(const std::string &mem, const std::string &ev) {
+Chunk fast_acquire(const std::string &mem, const std::string &ev, bool quiet_too) {
     return {"acquire " + mem + " (must be fast)", [=](World &w) {
                 const auto before = layer_stats(w);
                 cl_event e = nullptr;
@@ -247,8 +247,9 @@ Chunk fast_acquire(const std::string &mem, const std::string &ev) {
                     after[CL_STATS_QUIET_HANDOFFS_CLDMABUF] - before[CL_STATS_QUIET_HANDOFFS_CLDMABUF];
                 const cl_ulong queued =
                     after[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF];
-                if (fast != 1 || quiet != 1)
-                    w.fail("the acquire after the reported failure was not fast on the idle queue: fast handoffs +" +
+                if (fast != 1 || (quiet_too && quiet != 1))
+                    w.fail("acquire " + mem + " was not fast" + (quiet_too ? " on the idle queue" : "") +
+                           ": fast handoffs +" +
                            std::to_string(fast) + ", quiet +" + std::to_string(quiet) + ", queued +" +
                            std::to_string(queued));
             }};
@@ -318,6 +319,9 @@ void check_end(World &w, const uint32_t *expected) {
     if (stats[CL_STATS_PARKED_MAPPINGS_CLDMABUF])
         w.fail(std::to_string(stats[CL_STATS_PARKED_MAPPINGS_CLDMABUF]) +
                " mappings still parked 2 s after the dma-buf's last fd closed");
+    // Their teardown posts the ICD objects' release (a parked registration,
+    // the staging it kept) to the worker, whose jobs wait for a scheduler.
+    drain_worker_jobs(w);
     if (stats[CL_STATS_FENCE_TIMEOUTS_CLDMABUF] || stats[CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF])
         w.fail("a wait reached its bound: " + std::to_string(stats[CL_STATS_FENCE_TIMEOUTS_CLDMABUF]) +
                " fence waits gave up, " + std::to_string(stats[CL_STATS_RELEASE_FENCES_EXPIRED_CLDMABUF]) +

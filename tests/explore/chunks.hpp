@@ -57,7 +57,8 @@ Chunk write(const std::string &mem, int v, const std::string &ev, int q = 0, siz
 Chunk release(const std::string &mem, const std::string &ev, int q = 0, const std::string &after = "");
 // An acquire on queue 0 with no wait list that must be fast and quiet (the
 // layer's counters around the call): the queue is idle, as clFinish left it.
-Chunk fast_acquire(const std::string &mem, const std::string &ev);
+// `quiet_too` false: fast is enough (a queue never finished is not known idle).
+Chunk fast_acquire(const std::string &mem, const std::string &ev, bool quiet_too = true);
 // An import made, or its cl_mem released, in the program.
 Chunk import_now(const std::string &mem);
 Chunk release_import(const std::string &mem);

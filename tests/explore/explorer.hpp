@@ -105,6 +105,11 @@ struct Chooser {
 // chooser.report_fd ("C choice count label" per choice, "F text" per
 // failure, "E" at a clean end).
 void run_schedule(const Scenario &scenario, Chooser &chooser);
+// At the end, after the schedule: runs every worker job still held (what the
+// parked mappings' teardown posts: a registration's release, the staging's)
+// and the ICD's steps they wait for, until no job is held or running, at
+// most 2 s.
+void drain_worker_jobs(World &w);
 
 // Bounds of one schedule.
 constexpr int kMaxSteps = 600;             // steps of one schedule: more is a livelock

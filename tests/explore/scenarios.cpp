@@ -93,6 +93,16 @@ std::vector<Scenario> make() {
     c.check = [](World &w) { check_end(w, 2); };
     list.push_back(c);
 
+    // c with the imports counted large (a 1 KiB fast limit): X is registered
+    // before its first acquire's facts, the acquires behind the user event
+    // and the releases queued, the registration's Read and Write on the
+    // staging's queue.
+    Scenario c_registered = c;
+    c_registered.name = "c-registered";
+    c_registered.summary = "c with the imports counted large (CLDMABUF_DEBUG=small-copy-limit): registered imports";
+    c_registered.env = {{"CLDMABUF_DEBUG", "worker-manual,small-copy-limit"}};
+    list.push_back(c_registered);
+
     for (Scenario &s : two_queue_scenarios()) list.push_back(std::move(s));
     for (Scenario &s : fast_path_scenarios()) list.push_back(std::move(s));
     for (Scenario &s : out_of_order_scenarios()) list.push_back(std::move(s));

@@ -14,6 +14,8 @@ constexpr size_t kHalf = kWords / 2;
 
 // Z's v1 in the first half, Y's v2 in the second.
 uint32_t expected[kWords];
+// p: Z's v2 in the first half, X's v1 in the second.
+uint32_t expected_p[kWords];
 
 }  // namespace
 
@@ -51,7 +53,43 @@ std::vector<Scenario> mapping_cache_scenarios() {
     };
     i.check = [](World &w) { check_end(w, expected); };
     i.between = [](World &w) { fence_while_writing(w, "acqY", "wY", "relY"); };
-    return {i};
+
+    // A pool's frame on the copy route, counted large (a 1 KiB fast limit):
+    // X is registered before its first acquire's facts, so that acquire
+    // (no wait list) is done at once; its release is queued behind the
+    // write.  X goes: its registration and the staging park with its
+    // mapping; Z, the next import of the dma-buf, takes them back and is
+    // acquired behind a user event.  The parked staging must go with the
+    // parked mapping at the end (no ICD buffer left: the end check).
+    Scenario p;
+    p.name = "p";
+    p.summary = "copy route, mapping cache on, imports counted large: X acquired at once (registered before its facts), "
+                "v1 written, released, X released; Z (the registration and staging taken back) acquired behind a "
+                "user event, v2's first half written, released";
+    p.icd_mode = "discrete";
+    p.env = {{"CLDMABUF_MAP_CACHE_MB", "64"}, {"CLDMABUF_DEBUG", "worker-manual,small-copy-limit"}};
+    p.setup = [](World &w) {
+        open_world(w);
+        if (w.failures().empty()) import(w, "X");
+        for (size_t k = 0; k < kWords; ++k) expected_p[k] = k < kHalf ? values[2][k] : values[1][k];
+    };
+    p.program = [](World &) {
+        return std::vector<Chunk>{fast_acquire("X", "acqX", false),
+                                  write("X", 1, "wX"),
+                                  release("X", "relX"),
+                                  finish({{"acqX", true}, {"wX", true}, {"relX", true}}, true),
+                                  release_import("X"),
+                                  import_now("Z"),
+                                  user_event("ue"),
+                                  acquire("Z", "acqZ", "ue"),
+                                  write("Z", 2, "wZ", 0, 0, kHalf),
+                                  release("Z", "relZ"),
+                                  complete("ue", CL_COMPLETE),
+                                  finish({{"acqZ", true}, {"wZ", true}, {"relZ", true}}, true),
+                                  release_everything()};
+    };
+    p.check = [](World &w) { check_end(w, expected_p); };
+    return {i, p};
 }
 
 }  // namespace explore

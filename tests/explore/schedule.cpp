@@ -264,6 +264,31 @@ uint32_t Chooser::choose(const std::vector<std::string> &options) {
     return c;
 }
 
+void drain_worker_jobs(World &w) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (std::chrono::steady_clock::now() < deadline) {
+        size_t left = 0;
+        for (const HeldKey &k : held_jobs(w.platform)) {
+            left += k.held + k.running;
+            if (!k.held || k.running) continue;
+            cl_ulong key = k.key;
+            if (clGetPlatformInfo(w.platform, kRunHeldJob, sizeof key, &key, nullptr) != CL_SUCCESS)
+                w.fail("the layer refused to run a held worker job");
+        }
+        // What those jobs enqueue and wait for (the staging's unmap and
+        // clFinish), and the destruction of what they release, runs when the
+        // ICD's manual mode is told to.
+        const bool steps = !lines(platform_string(w.platform, kSteps)).empty();
+        if (left == 0 && !steps) return;
+        if (steps) {
+            cl_uint first = 0;
+            clGetPlatformInfo(w.platform, kRunStep, sizeof first, &first, nullptr);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    w.fail("worker jobs still held or running 2 s after the end: " + platform_string(w.platform, kHeldJobs));
+}
+
 void run_schedule(const Scenario &scenario, Chooser &chooser) {
     World w;
     cl_uint n = 0;

@@ -456,6 +456,66 @@ TEST_CASE("a discrete device takes the copy route, and the bytes travel", "[disc
     cldmabuf::test::unmap(cpu, 4096);
 }
 
+// A producer's pool hands the same dma-buf out again, imported anew each
+// frame.  Above 1 MiB a copy-route buffer is registered with the ICD (a
+// USE_HOST_PTR buffer over its mapping, layer/handoff/staging.hpp); the
+// registration and the staging's queue and slots park when the import
+// goes and the next import of the dma-buf takes them back, and since the
+// registration is there before the acquire's facts, the new import's first
+// acquire is the fast path's (NVIDIA paid a queued host step for it every
+// frame, and made the staging's 32 MiB again every frame).
+TEST_CASE("a pool's frame imported again on a discrete device: its first acquire is fast, nothing is made again, "
+          "and the bytes travel",
+          "[discrete]") {
+    REQUIRE_DMABUF();
+    Env env;
+    const auto [acquire, release] = Handoff(env);
+    constexpr size_t N = 2u << 20;
+    e2e::Dmabuf frame = e2e::make_dmabuf(N);
+    auto *cpu = static_cast<uint32_t *>(cldmabuf::test::map(frame));
+    auto round = [&, acquire = acquire, release = release](uint32_t in, uint32_t out) {
+        for (size_t i = 0; i < N / 4; ++i) cpu[i] = in + uint32_t(i);
+        const int fd = frame.dup_fd();
+        const cl_mem_properties props[] = {dma_buf, static_cast<cl_mem_properties>(fd), 0};
+        cl_int err = CL_OUT_OF_RESOURCES;
+        cl_mem mem = clCreateBufferWithProperties(env.context, props, CL_MEM_READ_WRITE, N, nullptr, &err);
+        REQUIRE(err == CL_SUCCESS);
+        REQUIRE(acquire(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        std::vector<uint32_t> seen(N / 4);
+        REQUIRE(clEnqueueReadBuffer(env.queue, mem, CL_TRUE, 0, N, seen.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+        bool arrived = true;
+        for (size_t i = 0; i < seen.size() && arrived; ++i) arrived = seen[i] == in + uint32_t(i);
+        CHECK(arrived);
+        REQUIRE(clEnqueueFillBuffer(env.queue, mem, &out, sizeof out, 0, N, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(release(env.queue, 1, &mem, 0, nullptr, nullptr) == CL_SUCCESS);
+        REQUIRE(clFinish(env.queue) == CL_SUCCESS);
+        CHECK(std::count(cpu, cpu + N / 4, out) == static_cast<std::ptrdiff_t>(N / 4));
+        REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
+    };
+    // Each round: the acquire at once; the release queued, behind the
+    // application's Read and Fill (its Read of the device copy must follow them).
+    const auto stats_before = layer_stats(env);
+    round(0x1000, 0xa1a1a1a1u);  // the registration and the staging are made here
+    const auto stats_first = layer_stats(env);
+    CHECK(stats_first[CL_STATS_FAST_HANDOFFS_CLDMABUF] - stats_before[CL_STATS_FAST_HANDOFFS_CLDMABUF] == 1);
+    CHECK(stats_first[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - stats_before[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] == 1);
+    env.clear_icd_log();
+    round(0x2000, 0xb2b2b2b2u);
+    const auto stats_second = layer_stats(env);
+    CHECK(stats_second[CL_STATS_FAST_HANDOFFS_CLDMABUF] - stats_first[CL_STATS_FAST_HANDOFFS_CLDMABUF] == 1);
+    CHECK(stats_second[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] - stats_first[CL_STATS_QUEUED_HANDOFFS_CLDMABUF] == 1);
+    // The second frame's ICD calls: its own device copy, and no registration
+    // (USE_HOST_PTR), staging slots (ALLOC_HOST_PTR) or staging queue.
+    const std::string log = env.icd_log();
+    INFO(log);
+    size_t buffers = 0;
+    for (size_t at = 0; (at = log.find("clCreateBuffer ", at)) != std::string::npos; ++at)
+        buffers += at == 0 || log[at - 1] == '\n';
+    CHECK(buffers == 1);
+    CHECK_FALSE(contains(log, "clCreateCommandQueue"));
+    cldmabuf::test::unmap(cpu, N);
+}
+
 namespace {
 int open_fd_count() {
     int n = 0;

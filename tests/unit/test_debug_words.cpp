@@ -21,7 +21,8 @@ namespace {
 constexpr unsigned bit(DebugWord w) { return static_cast<unsigned>(w); }
 
 const std::string known_words =
-    "egl-force-copy, zero-copy-fail, semaphores-force, worker-manual, egl-force, finish-waits-steps";
+    "egl-force-copy, zero-copy-fail, semaphores-force, worker-manual, egl-force, finish-waits-steps, "
+    "small-copy-limit";
 
 // The scratch's inputs, but CLDMABUF_DEBUG from the process environment, so
 // that a test can change it after the load as the e2e tests do.
