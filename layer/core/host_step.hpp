@@ -119,14 +119,14 @@ void resolve_terminated_steps(cl_command_queue queue);
 
 // With CLDMABUF_DEBUG=finish-waits-steps a clFinish of `queue` first waits
 // here, on the caller's thread, for the queue's polled steps
-// (layer/core/step_poll.hpp) to run, polling their markers itself.  Why:
-// with the poll, NVIDIA's pooled round still cost about 20 ms (steps
-// polled: half of them; the other half's markers completed only when their
-// callbacks came), so what is late may be NVIDIA's clFinish, entered while
-// a user event of the queue is open, rather than the callback;
-// tests/nvidia/step_latency_probe.c's poll-thr and poll-wait tell the two
-// apart.  Not measured on NVIDIA yet, hence a debug word.  Bounded by the
-// fence bound + 1 s; past it the ICD's clFinish waits as before.
+// (layer/core/step_poll.hpp) to run, polling their markers itself, so that
+// the ICD's clFinish is entered with no user event of the queue open.  Why
+// it may matter: on NVIDIA half of the polled steps' markers complete only
+// about 20 ms late, which would be the case if NVIDIA's clFinish, entered
+// while a user event is open, wakes late (tests/nvidia/step_latency_probe.c,
+// poll-thr against poll-wait, tells).  Not measured on NVIDIA, hence a
+// debug word.  Bounded by the fence bound + 1 s; past it the ICD's
+// clFinish waits as before.
 void wait_for_polled_steps(cl_command_queue queue);
 
 }  // namespace cldmabuf

@@ -32,12 +32,13 @@ public:
     }
 
     // A large buffer's registration (layer/handoff/staging.hpp), made or
-    // taken back from the parked one before the facts rather than in the
-    // queued step's preparation: registered, its acquire is the fast path's
-    // at any size; unregistered it is a slow transfer, queued.  Every
-    // import of a producer's pool is new (a re-import), so each frame's
-    // acquire was queued and its release with it, two host steps a frame
-    // (NVIDIA's pooled round, docs/benchmarks.md).
+    // taken back from the parked one before the facts: registered, its
+    // acquire is the fast path's at any size; unregistered it is a slow
+    // transfer, queued.  A producer's pool hands out each frame as a new
+    // import, so every acquire of it is a first one.  Invariant: the
+    // registration is another mapping of the same pages and an ICD buffer
+    // no command uses; made earlier it changes no byte a command sees, only
+    // the way the plan takes (explorer scenarios c-registered and p).
     void before_acquire_facts(Import &import, cl_command_queue queue) const override {
         if (!import.is_image && copied_in(import) && copy_bytes(import) > fast_copy_limit() &&
             !registered_mapping(import))

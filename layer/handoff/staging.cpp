@@ -186,12 +186,11 @@ void release_later(IcdMem pin, OwnedMapping map) {
     });
 }
 
-// A parked registration also keeps its context's stagings (the staging's
-// queue and slots, made per context and device, otherwise freed with the
-// last import that used them): a pool's next frame, a new import, finds
-// them still made.  Without it every frame of a pool made a queue and a
-// 32 MiB CL_MEM_ALLOC_HOST_PTR buffer and mapped it (the test ICD's
-// pooled round: 30 ms of its 35, most of it that buffer).
+// A parked registration also keeps the staging its import used (a queue
+// and 32 MiB of CL_MEM_ALLOC_HOST_PTR slots per context and device, which
+// the cache only references weakly): a pool's next frame, a new import,
+// takes both back, instead of making and mapping the slots again per frame.
+// They go together when the parked mapping goes (retire).
 class ParkedRegistration final : public MappingAttachment {
 public:
     ParkedRegistration(IcdMem pin, cl_context context, Stagings stagings)
