@@ -17,6 +17,7 @@
 #include "layer/core/step_events.hpp"
 #include "layer/core/step_poll.hpp"
 #include "layer/core/step_times.hpp"
+#include "layer/base/settings.hpp"
 #include "layer/base/stats.hpp"
 #include "layer/dmabuf/primitives.hpp"
 #include "layer/core/worker.hpp"
@@ -90,7 +91,12 @@ void note_finished(const IcdMems &mems, HostStep::Waits waits) {
 
 // Polled steps per queue between their enqueue and their gate's opening:
 // what a clFinish of that queue waits for before the ICD's own
-// (wait_for_polled_steps).
+// (wait_for_polled_steps).  Counted only with CLDMABUF_DEBUG=finish-waits-steps:
+// otherwise a polled step (every step on NVIDIA) pays no lock for it.
+bool finish_waits() {
+    static const bool on = debug_on(DebugWord::finish_waits_steps);
+    return on;
+}
 std::mutex polled_mutex;
 auto *polled_ran = new std::condition_variable;
 auto *polled_open = new std::unordered_map<cl_command_queue, size_t>;
@@ -189,7 +195,7 @@ void run_step(const std::shared_ptr<PendingStep> &pending, cl_int marker_status)
     const bool propagated = result != CL_SUCCESS && pending->mode == FailureMode::propagate;
     next().clSetUserEventStatus(pending->gate,
                                 !propagated ? CL_COMPLETE : result < 0 ? result : CL_OUT_OF_RESOURCES);
-    if (pending->polled) note_polled_ran(pending->queue);
+    if (pending->polled && finish_waits()) note_polled_ran(pending->queue);
     // Watched where the barrier's callback may never come: refused, or the
     // barrier terminated (a failed gate, or a marker the ICD terminated and
     // every command behind it with it: PoCL 3.1 and 5.0 call no callback of
@@ -454,7 +460,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
     pending->events = std::make_shared<StepEvents>(step.queue, std::move(marker), std::move(gate));
     release_events_on_barrier(pending->events, barrier.get());  // refused: the step's job watches the barrier
     note_unfinished(pending->keep_alive, pending->waits);
-    if (pending->polled) note_polled_open(pending->queue);
+    if (pending->polled && finish_waits()) note_polled_open(pending->queue);
     add_pending(pending);
     err = next().clSetEventCallback(pending->marker.get(), CL_COMPLETE, on_marker_complete,
                                     reinterpret_cast<void *>(static_cast<uintptr_t>(pending->id)));
@@ -469,7 +475,7 @@ cl_int enqueue_host_step(HostStep step, cl_event *event) {
         }
         note_finished(pending->keep_alive, pending->waits);
         pending->keep_alive.reset();
-        if (pending->polled) note_polled_ran(pending->queue);
+        if (pending->polled && finish_waits()) note_polled_ran(pending->queue);
         return err;  // the enqueue's reference on the barrier goes with `barrier`
     }
     // The marker must reach the device for its callback to fire even if the

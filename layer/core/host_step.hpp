@@ -117,7 +117,8 @@ cl_int enqueue_host_step(HostStep step, cl_event *event);
 // steps whose barrier ended without its callback (layer/core/step_events.hpp).
 void resolve_terminated_steps(cl_command_queue queue);
 
-// With CLDMABUF_DEBUG=finish-waits-steps a clFinish of `queue` first waits
+// With CLDMABUF_DEBUG=finish-waits-steps (else it returns at once) a
+// clFinish of `queue` first waits
 // here, on the caller's thread, for the queue's polled steps
 // (layer/core/step_poll.hpp) to run, polling their markers itself, so that
 // the ICD's clFinish is entered with no user event of the queue open.  Why

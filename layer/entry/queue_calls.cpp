@@ -1,6 +1,5 @@
 #include "layer/entry/queue_calls.hpp"
 
-#include "layer/base/settings.hpp"
 #include "layer/blit/queue_context.hpp"
 #include "layer/core/command_dependencies.hpp"
 #include "layer/core/dispatch.hpp"
@@ -23,10 +22,7 @@ cl_int CL_API_CALL finish_queue(cl_command_queue queue) {
     // command that failed meanwhile), so the failure is latched, and reported
     // below, by this clFinish.
     resolve_terminated_steps(queue);
-    // CLDMABUF_DEBUG=finish-waits-steps: an experiment, not measured on
-    // NVIDIA yet (layer/core/host_step.hpp, tests/nvidia/run-pool).
-    static const bool finish_waits = debug_on(DebugWord::finish_waits_steps);
-    if (finish_waits) wait_for_polled_steps(queue);
+    wait_for_polled_steps(queue);  // CLDMABUF_DEBUG=finish-waits-steps only (layer/core/host_step.hpp)
     cl_int err = next().clFinish(queue);
     resolve_terminated_steps(queue);
     if (err == CL_SUCCESS) note_quiet_queue(queue, word, 0);  // nothing of the queue's is left to run

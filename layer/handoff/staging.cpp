@@ -119,7 +119,6 @@ struct Key {
 
 std::mutex cache_mutex;
 std::map<Key, std::weak_ptr<PinnedStaging>> cache;
-using Stagings = std::vector<std::shared_ptr<PinnedStaging>>;
 
 // The staging each copy-route import holds (the cache only keeps weak
 // references): dropped at the import's teardown.
@@ -193,34 +192,34 @@ void release_later(IcdMem pin, OwnedMapping map) {
 // They go together when the parked mapping goes (retire).
 class ParkedRegistration final : public MappingAttachment {
 public:
-    ParkedRegistration(IcdMem pin, cl_context context, Stagings stagings)
-        : pin_(std::move(pin)), context_(context), stagings_(std::move(stagings)) {}
+    ParkedRegistration(IcdMem pin, cl_context context, std::shared_ptr<PinnedStaging> staging)
+        : pin_(std::move(pin)), context_(context), staging_(std::move(staging)) {}
     uintptr_t owner() const override { return reinterpret_cast<uintptr_t>(context_); }
     void retire(OwnedMapping map) override {
         release_later(std::move(pin_), std::move(map));
-        stagings_.clear();  // freed on the worker (~PinnedStaging)
+        staging_.reset();  // freed on the worker (~PinnedStaging)
     }
     IcdMem take() { return std::move(pin_); }
-    Stagings take_stagings() { return std::move(stagings_); }
+    std::shared_ptr<PinnedStaging> take_staging() { return std::move(staging_); }
 
 private:
     IcdMem pin_;
     cl_context context_;
-    Stagings stagings_;
+    std::shared_ptr<PinnedStaging> staging_;
 };
 
 struct HeldRegistration {
     IcdMem pin;
     OwnedMapping map;
-    Stagings stagings;  // the staging the import took (staging_for): parked with the registration
+    std::shared_ptr<PinnedStaging> staging;  // the import's (staging_for): parked with the registration
     HeldRegistration() = default;
     HeldRegistration(IcdMem m, OwnedMapping mapping) : pin(std::move(m)), map(std::move(mapping)) {}
     HeldRegistration(HeldRegistration &&o) noexcept
-        : pin(std::move(o.pin)), map(std::move(o.map)), stagings(std::move(o.stagings)) {}
+        : pin(std::move(o.pin)), map(std::move(o.map)), staging(std::move(o.staging)) {}
     HeldRegistration &operator=(HeldRegistration &&o) noexcept {
         std::swap(pin, o.pin);
         std::swap(map, o.map);
-        std::swap(stagings, o.stagings);
+        std::swap(staging, o.staging);
         return *this;
     }
     ~HeldRegistration() { release_later(std::move(pin), std::move(map)); }
@@ -235,7 +234,7 @@ void forget_registration(const Import &import) {
     if (!held.pin || !id) return;  // released (or unmapped) by `held`
     const bool writable = !(import.flags & CL_MEM_READ_ONLY);
     park_mapping(import.fd, *id, std::move(held.map), writable,
-                 std::make_unique<ParkedRegistration>(std::move(held.pin), import.context, std::move(held.stagings)));
+                 std::make_unique<ParkedRegistration>(std::move(held.pin), import.context, std::move(held.staging)));
 }
 
 // Registers `import`'s dma-buf with the ICD on its first copy-route
@@ -243,8 +242,8 @@ void forget_registration(const Import &import) {
 // parked; tried once per import: a refusal is remembered as an empty entry
 // (no mapping), so later handoffs ask neither the kernel nor the ICD again
 // and go through pinned staging.
-// `kept`: the stagings a parked registration held, kept alive for the caller.
-void register_once(const Import &import, cl_device_id device, Stagings *kept) {
+// `kept`: the staging a parked registration held, kept alive for the caller.
+void register_once(const Import &import, cl_device_id device, std::shared_ptr<PinnedStaging> *kept) {
     const StagingChoice choice = staging_choice();
     if (choice != StagingChoice::automatic && choice != StagingChoice::registered) return;
     if (import.is_image || !import.mapping) return;
@@ -258,7 +257,7 @@ void register_once(const Import &import, cl_device_id device, Stagings *kept) {
         if (map) {
             stats().registrations_reused++;
             auto &registration = static_cast<ParkedRegistration &>(*parked);
-            *kept = registration.take_stagings();
+            *kept = registration.take_staging();
             registrations.emplace(import, HeldRegistration(registration.take(), std::move(map)));
             return;
         }
@@ -320,7 +319,7 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
     std::lock_guard lock(cache_mutex);
     // A registered import still takes the staging's queue (its transfers run
     // in the step), not its slots.
-    Stagings kept;  // until the cache's entry is taken below
+    std::shared_ptr<PinnedStaging> kept;  // until the cache's entry is taken below
     register_once(import, device, &kept);
     if (HeldStaging *held = held_staging.find(import); held && held->device == device) return held->staging;
     std::shared_ptr<PinnedStaging> s = cache[{import.context, device}].lock();
@@ -339,7 +338,7 @@ std::shared_ptr<PinnedStaging> staging_for(Import &import, cl_command_queue queu
     held_staging.forget(import);
     held_staging.emplace(import, HeldStaging{s, device});  // freed with the last import that used it
     if (HeldRegistration *registration = registrations.find(import); registration && registration->pin)
-        registration->stagings = {s};  // and kept while its registration is parked
+        registration->staging = s;  // and kept while its registration is parked
     return s;
 }
 

@@ -284,6 +284,7 @@ cl_int CL_API_CALL set_context_destructor_callback(cl_context ctx, void(CL_CALLB
 
 cl_command_queue make_queue(cl_context ctx, cl_device_id device, cl_command_queue_properties props,
                             cl_int *errcode_ret) {
+    record("clCreateCommandQueue properties=" + hex(props));
     cl_int err = CL_SUCCESS;
     cl_command_queue_properties allowed = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
     if (config().profiling) allowed |= CL_QUEUE_PROFILING_ENABLE;

@@ -462,8 +462,8 @@ TEST_CASE("a discrete device takes the copy route, and the bytes travel", "[disc
 // registration and the staging's queue and slots park when the import
 // goes and the next import of the dma-buf takes them back, and since the
 // registration is there before the acquire's facts, the new import's first
-// acquire is the fast path's (NVIDIA paid a queued host step for it every
-// frame, and made the staging's 32 MiB again every frame).
+// acquire is the fast path's: no host step for it, and no staging made per
+// frame.
 TEST_CASE("a pool's frame imported again on a discrete device: its first acquire is fast, nothing is made again, "
           "and the bytes travel",
           "[discrete]") {
